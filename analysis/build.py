@@ -1,0 +1,492 @@
+"""Build spans and units from parsed events.
+
+Starts and finishes are paired per task (pid), since the kernel runs each
+call start to finish in one task while tasks on other CPUs interleave.  A
+pair's init runs through do_one_initcall(), so its initcall_start/finish
+nest inside initexit_init_start/finish; that inner span is attached to the
+pair instead of being counted as a plain initcall.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Optional
+
+from analysis.model import (
+    CallPath,
+    Capture,
+    Event,
+    EventName,
+    ExitReason,
+    Finding,
+    InputFormat,
+    ParsedInput,
+    Span,
+    SpanKind,
+    Unit,
+)
+
+#: Name of the invariant that pairing problems are reported under.
+PAIRING_CHECK = "start-finish-paired"
+
+PAIR_INIT_START_RE = re.compile(r"path=(\S*) origin=(\S*) idx=(\d+) prio=(-?\d+) func=(\S*)\s*$")
+"""initexit_init_start fields.
+
+Example: ``path=module origin=ie_demo idx=1 prio=10 func=demo_b_init``
+"""
+
+PAIR_INIT_FINISH_RE = re.compile(
+    r"path=(\S*) origin=(\S*) idx=(\d+) prio=(-?\d+) func=(\S*) ret=(-?\d+) duration_ns=(\d+)\s*$"
+)
+"""initexit_init_finish fields.
+
+Example: ``path=boot origin=ie_boot idx=3 prio=-100 func=b_init ret=0 duration_ns=1200``
+"""
+
+PAIR_EXIT_START_RE = re.compile(
+    r"path=(\S*) origin=(\S*) idx=(\d+) prio=(-?\d+) func=(\S*) reason=(\S*)\s*$"
+)
+"""initexit_exit_start fields.
+
+Example: ``path=module origin=ie_demo idx=0 prio=0 func=demo_exit reason=unload``
+"""
+
+PAIR_EXIT_FINISH_RE = re.compile(
+    r"path=(\S*) origin=(\S*) idx=(\d+) prio=(-?\d+) func=(\S*) reason=(\S*) duration_ns=(\d+)\s*$"
+)
+"""initexit_exit_finish fields.
+
+Example: ``path=module origin=ie_demo idx=0 prio=0 func=demo_exit reason=unwind duration_ns=800``
+"""
+
+UNWIND_RE = re.compile(
+    r"path=(\S*) origin=(\S*) idx=(\d+) prio=(-?\d+) func=(\S*) failed_idx=(\d+)"
+    r" failed_prio=(-?\d+) failed_func=(\S*) error=(-?\d+)\s*$"
+)
+"""initexit_unwind fields.
+
+Example: ``path=module origin=ie_fail idx=0 prio=0 func=a_exit failed_idx=2 failed_prio=20 failed_func=c_init error=-12``
+"""
+
+INITCALL_START_RE = re.compile(r"func=(\S+)\s*$")
+"""initcall_start fields.  Example: ``func=init_sigframe_size+0x0``"""
+
+INITCALL_FINISH_RE = re.compile(r"func=(\S+) ret=(-?\d+)\s*$")
+"""initcall_finish fields.  Example: ``func=init_sigframe_size+0x0 ret=0``"""
+
+LEVEL_RE = re.compile(r"level=(\S+)\s*$")
+"""initcall_level fields.  Example: ``level=core``"""
+
+MODULE_NAME_RE = re.compile(r"(\S+)")
+"""module_load / module_free: the name comes first.  Example: ``ie_demo OE``"""
+
+DMESG_CALLING_INFO_RE = re.compile(r"func=(\S+)(?: \[(\S+)\])? @ (\d+)(.*)$")
+"""A dmesg calling line as parse.py stores it.
+
+Example: ``func=foo_init+0x0/0x30 [foo] @ 123 prio=0 origin=foo``
+"""
+
+DMESG_RETURNED_INFO_RE = re.compile(r"func=(\S+)(?: \[(\S+)\])? ret=(-?\d+) usecs=(\d+)(.*)$")
+"""A dmesg returned line as parse.py stores it.
+
+Example: ``func=foo_init+0x0/0x30 [foo] ret=0 usecs=12 prio=0 origin=foo``
+"""
+
+PRIO_RE = re.compile(r"\bprio=(-?\d+)")
+"""``prio=`` anywhere in a patched initcall_debug line.  Example: ``prio=-3000``"""
+
+ORIGIN_RE = re.compile(r"\borigin=(\S+)")
+"""``origin=`` anywhere in a patched initcall_debug line.  Example: ``origin=signal``"""
+
+_OFFSET_RE = re.compile(r"\+0x[0-9a-f]+(?:/0x[0-9a-f]+)?$")
+
+
+def bare_func(func: str) -> str:
+    """``foo+0x0/0x30`` -> ``foo`` (kallsyms offset and size stripped)."""
+    return _OFFSET_RE.sub("", func)
+
+
+@dataclass
+class _Open:
+    """A call whose start was seen and whose finish was not (yet)."""
+
+    kind: SpanKind
+    path: CallPath
+    origin: str
+    func: str
+    idx: Optional[int]
+    prio: Optional[int]
+    level: Optional[str]
+    start: Event
+    reason: Optional[ExitReason] = None
+    unwind: Optional[Event] = None
+    inner: Optional[Span] = None
+    instance: int = 0
+    unit: Optional["_UnitBuilder"] = None
+
+
+@dataclass
+class _UnitBuilder:
+    path: CallPath
+    origin: str
+    instance: int
+    load: Optional[Event] = None
+    free: Optional[Event] = None
+    inits: list[Span] = field(default_factory=list)
+    exits: list[Span] = field(default_factory=list)
+    failed_idx: Optional[int] = None
+    unloaded: bool = False
+    closed: bool = False
+
+    def freeze(self, stray: tuple[Event, ...]) -> Unit:
+        return Unit(
+            path=self.path,
+            origin=self.origin,
+            instance=self.instance,
+            inits=tuple(sorted(self.inits, key=lambda s: s.start.line)),
+            exits=tuple(sorted(self.exits, key=lambda s: s.start.line)),
+            load=self.load,
+            free=self.free,
+            stray_unwinds=stray,
+        )
+
+
+class _Builder:
+    def __init__(self, parsed: ParsedInput) -> None:
+        self.parsed = parsed
+        self.stacks: dict[int, list[_Open]] = {}
+        self.spans: list[Span] = []
+        self.levels: list[Event] = []
+        self.level: Optional[str] = None
+        self.module_of_pid: dict[int, str] = {}
+        self.units: dict[tuple[CallPath, str], _UnitBuilder] = {}
+        self.all_units: list[_UnitBuilder] = []
+        self.instances: dict[tuple[CallPath, str], int] = {}
+        self.pending_unwind: dict[tuple[CallPath, str, int], Event] = {}
+        self.stray_unwinds: dict[int, list[Event]] = {}
+        self.findings: list[Finding] = []
+        self.has_module_events = any(
+            e.name is EventName.MODULE_LOAD or e.name is EventName.MODULE_FREE
+            for e in parsed.events
+        )
+
+    # -- helpers -----------------------------------------------------------
+
+    def finding(self, message: str, *events: Event) -> None:
+        self.findings.append(Finding(PAIRING_CHECK, message, tuple(e.quote() for e in events)))
+
+    def bad_fields(self, ev: Event) -> None:
+        self.finding(f"{ev.name.value}: fields not in the documented format, event skipped", ev)
+
+    def new_unit(self, path: CallPath, origin: str, load: Optional[Event] = None) -> _UnitBuilder:
+        key = (path, origin)
+        inst = self.instances.get(key, 0)
+        self.instances[key] = inst + 1
+        u = _UnitBuilder(path, origin, inst, load=load)
+        self.units[key] = u
+        self.all_units.append(u)
+        return u
+
+    def unit_for(self, path: CallPath, origin: str, ev: Event, idx: int) -> _UnitBuilder:
+        u = self.units.get((path, origin))
+        if u is None or u.closed:
+            return self.new_unit(path, origin)
+        if (
+            path is CallPath.MODULE
+            and not self.has_module_events
+            and ev.name is EventName.INIT_START
+            and (u.unloaded or (u.failed_idx is not None and idx <= u.failed_idx))
+        ):
+            # No module_load events recorded: an init after an unload, or a
+            # restart from the first pairs after a failure, is a new load.
+            return self.new_unit(path, origin)
+        return u
+
+    def find_open(self, pid: int, kind: SpanKind, key: Optional[tuple[CallPath, str, int]],
+                  func: Optional[str]) -> Optional[tuple[list[_Open], int]]:
+        stack = self.stacks.get(pid)
+        candidates = [stack] if stack else []
+        # A finish on another pid is still a finish (a kthread handing off is
+        # not expected, but mis-attributed comm/pid lines are).
+        candidates += [s for p, s in self.stacks.items() if p != pid and s]
+        for st in candidates:
+            for i in range(len(st) - 1, -1, -1):
+                o = st[i]
+                if o.kind is not kind:
+                    continue
+                if key is not None and (o.path, o.origin, o.idx) != key:
+                    continue
+                if func is not None and key is None and o.func != func:
+                    continue
+                return st, i
+        return None
+
+    def pop_to(self, st: list[_Open], i: int, finish: Event) -> _Open:
+        while len(st) > i + 1:
+            lost = st.pop()
+            self.finding(
+                f"{lost.kind.value} {lost.func} started but never finished before "
+                f"the finish of an enclosing call",
+                lost.start, finish,
+            )
+            self.close_unfinished(lost)
+        return st.pop()
+
+    def close_unfinished(self, o: _Open) -> None:
+        span = Span(
+            kind=o.kind, path=o.path, origin=o.origin, func=o.func, idx=o.idx,
+            prio=o.prio, level=o.level, start=o.start, finish=None, ret=None,
+            duration_ns=None, reason=o.reason, unwind=o.unwind, inner=o.inner,
+            instance=o.instance,
+        )
+        self.add_span(span, o)
+
+    def add_span(self, span: Span, o: _Open) -> None:
+        self.spans.append(span)
+        if o.unit is not None:
+            if span.kind is SpanKind.PAIR_INIT:
+                o.unit.inits.append(span)
+            else:
+                o.unit.exits.append(span)
+
+    # -- trace-cmd events --------------------------------------------------
+
+    def on_level(self, ev: Event) -> None:
+        m = LEVEL_RE.match(ev.info)
+        if m is None:
+            self.bad_fields(ev)
+            return
+        self.level = m.group(1)
+        self.levels.append(ev)
+
+    def on_initcall_start(self, ev: Event) -> None:
+        m = INITCALL_START_RE.match(ev.info)
+        if m is None:
+            self.bad_fields(ev)
+            return
+        mod = self.module_of_pid.get(ev.pid)
+        path = CallPath.MODULE if mod is not None else CallPath.BOOT
+        o = _Open(SpanKind.INITCALL, path, mod or "", m.group(1), None, None,
+                  self.level if mod is None else None, ev)
+        self.stacks.setdefault(ev.pid, []).append(o)
+
+    def on_initcall_finish(self, ev: Event) -> None:
+        m = INITCALL_FINISH_RE.match(ev.info)
+        if m is None:
+            self.bad_fields(ev)
+            return
+        func, ret = m.group(1), int(m.group(2))
+        found = self.find_open(ev.pid, SpanKind.INITCALL, None, func)
+        if found is None:
+            found = self.find_open(ev.pid, SpanKind.INITCALL, None, None)
+            if found is None:
+                self.finding(f"initcall_finish of {func} without its initcall_start", ev)
+                return
+            st, i = found
+            self.finding(
+                f"initcall_finish of {func} closes initcall_start of {st[i].func}", st[i].start, ev
+            )
+        st, i = found
+        o = self.pop_to(st, i, ev)
+        span = Span(
+            kind=SpanKind.INITCALL, path=o.path, origin=o.origin, func=o.func, idx=None,
+            prio=None, level=o.level, start=o.start, finish=ev, ret=ret,
+            duration_ns=ev.ts_ns - o.start.ts_ns,
+        )
+        if st and st[-1].kind is SpanKind.PAIR_INIT and st[-1].inner is None:
+            st[-1].inner = span
+        else:
+            self.spans.append(span)
+
+    def on_module_load(self, ev: Event) -> None:
+        m = MODULE_NAME_RE.match(ev.info)
+        if m is None:
+            self.bad_fields(ev)
+            return
+        name = m.group(1)
+        self.module_of_pid[ev.pid] = name
+        old = self.units.get((CallPath.MODULE, name))
+        if old is not None:
+            old.closed = True
+        self.new_unit(CallPath.MODULE, name, load=ev)
+
+    def on_module_free(self, ev: Event) -> None:
+        m = MODULE_NAME_RE.match(ev.info)
+        if m is None:
+            self.bad_fields(ev)
+            return
+        name = m.group(1)
+        u = self.units.get((CallPath.MODULE, name))
+        if u is not None and not u.closed:
+            u.free = ev
+            u.closed = True
+        for pid in [p for p, n in self.module_of_pid.items() if n == name]:
+            del self.module_of_pid[pid]
+
+    def on_pair_start(self, ev: Event, kind: SpanKind) -> None:
+        rx = PAIR_INIT_START_RE if kind is SpanKind.PAIR_INIT else PAIR_EXIT_START_RE
+        m = rx.match(ev.info)
+        if m is None:
+            self.bad_fields(ev)
+            return
+        g = m.groups()
+        path = CallPath.BOOT if g[0] == "boot" else CallPath.MODULE
+        if g[0] not in ("boot", "module"):
+            self.bad_fields(ev)
+            return
+        origin, idx, prio, func = g[1], int(g[2]), int(g[3]), g[4]
+        unit = self.unit_for(path, origin, ev, idx)
+        o = _Open(kind, path, origin, func, idx, prio,
+                  self.level if path is CallPath.BOOT else None, ev,
+                  instance=unit.instance, unit=unit)
+        if kind is SpanKind.PAIR_EXIT:
+            try:
+                o.reason = ExitReason(g[5])
+            except ValueError:
+                self.bad_fields(ev)
+                return
+            o.unwind = self.pending_unwind.pop((path, origin, idx), None)
+            if o.reason is ExitReason.UNLOAD:
+                unit.unloaded = True
+        self.stacks.setdefault(ev.pid, []).append(o)
+
+    def on_pair_finish(self, ev: Event, kind: SpanKind) -> None:
+        rx = PAIR_INIT_FINISH_RE if kind is SpanKind.PAIR_INIT else PAIR_EXIT_FINISH_RE
+        m = rx.match(ev.info)
+        if m is None:
+            self.bad_fields(ev)
+            return
+        g = m.groups()
+        if g[0] not in ("boot", "module"):
+            self.bad_fields(ev)
+            return
+        path = CallPath.BOOT if g[0] == "boot" else CallPath.MODULE
+        origin, idx, prio, func = g[1], int(g[2]), int(g[3]), g[4]
+        found = self.find_open(ev.pid, kind, (path, origin, idx), None)
+        if found is None:
+            self.finding(f"{ev.name.value} of {func} ({origin} #{idx}) without its start event", ev)
+            return
+        st, i = found
+        o = self.pop_to(st, i, ev)
+        if o.prio != prio or o.func != func:
+            self.finding(
+                f"{ev.name.value} disagrees with its start: prio {o.prio}/{prio}, func {o.func}/{func}",
+                o.start, ev,
+            )
+        ret: Optional[int] = None
+        if kind is SpanKind.PAIR_INIT:
+            ret = int(g[5])
+            dur = int(g[6])
+            if ret < 0 and o.unit is not None and o.unit.failed_idx is None:
+                o.unit.failed_idx = idx
+        else:
+            dur = int(g[6])
+            if o.reason is not None and g[5] != o.reason.value:
+                self.finding(f"initexit_exit_finish reason={g[5]} but its start said {o.reason.value}",
+                             o.start, ev)
+        if dur == 0 and ev.ts_ns > o.start.ts_ns:
+            dur = ev.ts_ns - o.start.ts_ns  # duration_ns is 0 when the finish event was off
+        span = Span(
+            kind=kind, path=path, origin=origin, func=func, idx=idx, prio=prio,
+            level=o.level, start=o.start, finish=ev, ret=ret, duration_ns=dur,
+            reason=o.reason, unwind=o.unwind, inner=o.inner, instance=o.instance,
+        )
+        self.add_span(span, o)
+
+    def on_unwind(self, ev: Event) -> None:
+        m = UNWIND_RE.match(ev.info)
+        if m is None:
+            self.bad_fields(ev)
+            return
+        g = m.groups()
+        path = CallPath.BOOT if g[0] == "boot" else CallPath.MODULE
+        key = (path, g[1], int(g[2]))
+        old = self.pending_unwind.get(key)
+        if old is not None:
+            self.stray_unwinds.setdefault(id(self.units.get((path, g[1]))), []).append(old)
+        self.pending_unwind[key] = ev
+
+    # -- dmesg -------------------------------------------------------------
+
+    def on_dmesg_calling(self, ev: Event) -> None:
+        m = DMESG_CALLING_INFO_RE.match(ev.info)
+        if m is None:
+            self.bad_fields(ev)
+            return
+        func, mod, _pid, tail = m.groups()
+        prio = PRIO_RE.search(tail)
+        origin = ORIGIN_RE.search(tail)
+        path = CallPath.MODULE if mod else CallPath.BOOT
+        o = _Open(SpanKind.INITCALL, path, mod or (origin.group(1) if origin else ""),
+                  func, None, int(prio.group(1)) if prio else None, None, ev)
+        self.stacks.setdefault(0, []).append(o)
+
+    def on_dmesg_returned(self, ev: Event) -> None:
+        m = DMESG_RETURNED_INFO_RE.match(ev.info)
+        if m is None:
+            self.bad_fields(ev)
+            return
+        func, _mod, ret, usecs, _tail = m.groups()
+        found = self.find_open(0, SpanKind.INITCALL, None, func)
+        if found is None:
+            self.finding(f"`initcall {func} returned` without its `calling` line", ev)
+            return
+        st, i = found
+        o = st.pop(i)
+        span = Span(
+            kind=SpanKind.INITCALL, path=o.path, origin=o.origin, func=o.func, idx=None,
+            prio=o.prio, level=None, start=o.start, finish=ev, ret=int(ret),
+            duration_ns=int(usecs) * 1000,
+        )
+        self.spans.append(span)
+
+    # -- driver ------------------------------------------------------------
+
+    def run(self) -> Capture:
+        handlers = {
+            EventName.INITCALL_LEVEL: self.on_level,
+            EventName.INITCALL_START: self.on_initcall_start,
+            EventName.INITCALL_FINISH: self.on_initcall_finish,
+            EventName.MODULE_LOAD: self.on_module_load,
+            EventName.MODULE_FREE: self.on_module_free,
+            EventName.INIT_START: lambda e: self.on_pair_start(e, SpanKind.PAIR_INIT),
+            EventName.INIT_FINISH: lambda e: self.on_pair_finish(e, SpanKind.PAIR_INIT),
+            EventName.EXIT_START: lambda e: self.on_pair_start(e, SpanKind.PAIR_EXIT),
+            EventName.EXIT_FINISH: lambda e: self.on_pair_finish(e, SpanKind.PAIR_EXIT),
+            EventName.UNWIND: self.on_unwind,
+            EventName.DMESG_CALLING: self.on_dmesg_calling,
+            EventName.DMESG_RETURNED: self.on_dmesg_returned,
+        }
+        for ev in self.parsed.events:
+            h = handlers.get(ev.name)
+            if h is not None:
+                h(ev)
+        ends = "the capture ends" if not self.parsed.gaps else "the capture ends (it has gaps)"
+        for st in self.stacks.values():
+            for o in st:
+                what = "calling" if self.parsed.fmt is InputFormat.DMESG else "start"
+                self.finding(f"{o.kind.value} {o.func} has a {what} but {ends} before its finish "
+                             f"(truncated capture or hung call)", o.start)
+                self.close_unfinished(o)
+        stray_by_unit: dict[int, list[Event]] = dict(self.stray_unwinds)
+        for (path, origin, _idx), ev in self.pending_unwind.items():
+            stray_by_unit.setdefault(id(self.units.get((path, origin))), []).append(ev)
+        units = tuple(u.freeze(tuple(stray_by_unit.get(id(u), ()))) for u in self.all_units)
+        orphans = [e for k, evs in stray_by_unit.items()
+                   if k not in {id(u) for u in self.all_units} for e in evs]
+        for e in orphans:
+            self.finding("initexit_unwind for a pair never seen", e)
+        spans = tuple(sorted(self.spans, key=lambda s: (s.start.ts_ns, s.start.line)))
+        return Capture(
+            parsed=self.parsed,
+            spans=spans,
+            levels=tuple(self.levels),
+            units=units,
+            build_problems=tuple(self.findings),
+        )
+
+
+def build_capture(parsed: ParsedInput) -> Capture:
+    """Pair starts with finishes, link exits and unwinds, group into units."""
+    return _Builder(parsed).run()

@@ -1,0 +1,440 @@
+"""The named invariants (SPEC §4), each quoting the events that break it.
+
+Each check returns a :class:`CheckResult`: PASS, FAIL with findings, or
+SKIP when the capture holds nothing it could be checked against (a stock
+kernel has no pairs to unwind).  A check never passes on missing data
+silently: SKIP carries a note saying why.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable, Optional
+
+from analysis.build import PAIRING_CHECK
+from analysis.model import (
+    LEVEL_BANDS,
+    LEVELS,
+    CallPath,
+    Capture,
+    CheckResult,
+    CheckState,
+    ExitReason,
+    Finding,
+    InputFormat,
+    Span,
+    SpanKind,
+    Status,
+    Unit,
+    Verdict,
+    format_duration,
+    level_window,
+)
+from analysis.parse import unknown_initexit_events
+
+#: Every check, in the order reports list them: (name, one-line description).
+CHECKS: tuple[tuple[str, str], ...] = (
+    ("trace-complete", "no lost events, unreadable lines or unknown initexit events"),
+    (PAIRING_CHECK, "every start has its finish and every finish its start"),
+    ("boot-priority-order", "boot initcalls and pairs run in non-decreasing priority"),
+    ("levels-agree-with-priorities",
+     "initcall levels come in order and each pair runs inside its level's priority window"),
+    ("inits-ascending", "per module load and built-in object, inits run in ascending order, once each"),
+    ("no-init-after-failure", "after an init fails, no later init of that module or object runs"),
+    ("unwind-after-failure",
+     "after a failure, exactly the succeeded exits run, in reverse, each announced by an unwind event"),
+    ("unload-reverse-order", "on unload, exits run in the exact reverse of the inits"),
+    ("exit-exactly-once", "every succeeded init that has an exit is exited exactly once, "
+                          "and no exit runs for an init that did not succeed"),
+)
+
+_DESCRIPTIONS = dict(CHECKS)
+
+#: How many quoted problems one finding about unreadable lines carries.
+MAX_QUOTES = 20
+
+
+def _result(name: str, findings: Iterable[Finding], *, applicable: bool = True,
+            note: str = "") -> CheckResult:
+    found = tuple(findings)
+    if found:
+        state = CheckState.FAIL
+    elif applicable:
+        state = CheckState.PASS
+    else:
+        state = CheckState.SKIP
+    return CheckResult(name, _DESCRIPTIONS[name], state, found, note)
+
+
+def _q(*spans: Optional[Span]) -> tuple[str, ...]:
+    out: list[str] = []
+    for s in spans:
+        if s is None:
+            continue
+        out.append(s.start.quote())
+        if s.finish is not None:
+            out.append(s.finish.quote())
+    return tuple(out)
+
+
+def check_trace_complete(cap: Capture) -> CheckResult:
+    name = "trace-complete"
+    p = cap.parsed
+    findings = [Finding(name, f"capture has a gap: {g.what}", (g.quote(),)) for g in p.gaps]
+    if p.problems:
+        quotes = tuple(pr.quote() for pr in p.problems[:MAX_QUOTES])
+        more = f" (first {MAX_QUOTES} quoted)" if len(p.problems) > MAX_QUOTES else ""
+        findings.append(Finding(name, f"{len(p.problems)} unreadable line(s){more}", quotes))
+    for ev_name in unknown_initexit_events(p):
+        findings.append(Finding(
+            name, f"unknown initexit event {ev_name!r} ({p.ignored[ev_name]}x): "
+                  f"the kernel's events changed and the parser does not read them"))
+    return _result(name, findings)
+
+
+def check_pairing(cap: Capture) -> CheckResult:
+    return _result(PAIRING_CHECK, cap.build_problems, applicable=bool(cap.spans))
+
+
+def _boot_items(cap: Capture) -> list[tuple[Span, tuple[int, int], tuple[int, int]]]:
+    """Boot calls with the interval of sort keys they may have.
+
+    A key is (priority, 0) for a classic initcall and (priority, 1) for a
+    pair: at equal priority a band's classic initcalls run first.
+    """
+    items = []
+    for s in cap.spans:
+        if s.path is not CallPath.BOOT:
+            continue
+        if s.kind is SpanKind.PAIR_INIT and s.prio is not None:
+            items.append((s, (s.prio, 1), (s.prio, 1)))
+        elif s.kind is SpanKind.INITCALL:
+            if s.prio is not None:
+                items.append((s, (s.prio, 0), (s.prio, 0)))
+            elif s.level in LEVEL_BANDS:
+                bands = LEVEL_BANDS[s.level]
+                items.append((s, (bands[0], 0), (bands[-1], 0)))
+    return items
+
+
+def _describe_prio(s: Span) -> str:
+    if s.prio is not None:
+        return f"prio {s.prio}"
+    if s.level in LEVEL_BANDS:
+        bands = LEVEL_BANDS[s.level]
+        return f"level {s.level}, prio {bands[0]}..{bands[-1]}"
+    return "prio unknown"
+
+
+def check_boot_priority_order(cap: Capture) -> CheckResult:
+    """Greedy feasibility: give each call the lowest key its interval allows
+    that is not below the previous call's; a call whose interval lies wholly
+    below that is out of order."""
+    name = "boot-priority-order"
+    items = _boot_items(cap)
+    findings = []
+    cur: Optional[tuple[int, int]] = None
+    setter: Optional[Span] = None
+    for span, low, high in items:
+        if cur is None or low > cur:
+            cur, setter = low, span
+            continue
+        if high < cur:
+            assert setter is not None
+            findings.append(Finding(
+                name,
+                f"{span.label()} ({_describe_prio(span)}) ran after "
+                f"{setter.label()} ({_describe_prio(setter)})",
+                _q(setter)[:1] + _q(span)[:1],
+            ))
+            # Resynchronise on the late call so one misplaced call is one finding.
+            cur, setter = low, span
+    note = "" if items else "no boot initcalls or pairs with a known priority or level"
+    return _result(name, findings, applicable=bool(items), note=note)
+
+
+def check_levels(cap: Capture) -> CheckResult:
+    name = "levels-agree-with-priorities"
+    if not cap.levels:
+        return _result(name, (), applicable=False,
+                       note="no initcall_level events recorded (record initcall:initcall_level)")
+    findings = []
+    seen: dict[str, str] = {}
+    last_i = -1
+    last_ev = None
+    for ev in cap.levels:
+        lvl = ev.info.partition("=")[2].strip()
+        if lvl not in LEVELS:
+            continue  # early, console: separate mechanisms, before pure
+        i = LEVELS.index(lvl)
+        if lvl in seen:
+            findings.append(Finding(name, f"level {lvl} entered twice", (seen[lvl], ev.quote())))
+        elif i < last_i and last_ev is not None:
+            findings.append(Finding(name, f"level {lvl} entered after level {LEVELS[last_i]}",
+                                    (last_ev.quote(), ev.quote())))
+        seen[lvl] = ev.quote()
+        last_i, last_ev = max(last_i, i), ev
+    for s in cap.spans:
+        if s.path is not CallPath.BOOT or s.kind is not SpanKind.PAIR_INIT or s.prio is None:
+            continue
+        low, high = level_window(s.level)
+        if (low is not None and s.prio < low) or (high is not None and s.prio >= high):
+            lo = "-inf" if low is None else str(low)
+            hi = "+inf" if high is None else str(high)
+            where = f"level {s.level}" if s.level else "before the first level"
+            findings.append(Finding(
+                name, f"{s.label()} ran {where}, whose window is [{lo}, {hi})", _q(s)[:1]))
+    return _result(name, findings)
+
+
+def _first_failure(u: Unit) -> Optional[Span]:
+    for s in u.inits:
+        if s.status is Status.FAILED:
+            return s
+    return None
+
+
+def check_inits_ascending(cap: Capture) -> CheckResult:
+    name = "inits-ascending"
+    findings = []
+    for u in cap.units:
+        prev: Optional[Span] = None
+        seen: dict[int, Span] = {}
+        for s in u.inits:
+            assert s.idx is not None
+            if s.idx in seen:
+                findings.append(Finding(name, f"{u.name()}: init #{s.idx} {s.func} ran twice",
+                                        _q(seen[s.idx])[:1] + _q(s)[:1]))
+            elif prev is not None and prev.idx is not None and (
+                s.idx < prev.idx or (s.prio is not None and prev.prio is not None and s.prio < prev.prio)
+            ):
+                findings.append(Finding(
+                    name,
+                    f"{u.name()}: init #{s.idx} {s.func} (prio {s.prio}) ran after "
+                    f"#{prev.idx} {prev.func} (prio {prev.prio})",
+                    _q(prev)[:1] + _q(s)[:1]))
+            seen[s.idx] = s
+            prev = s
+    return _result(name, findings, applicable=any(u.inits for u in cap.units),
+                   note="" if cap.units else "no initexit pairs in the capture")
+
+
+def check_no_init_after_failure(cap: Capture) -> CheckResult:
+    name = "no-init-after-failure"
+    findings = []
+    any_failure = False
+    for u in cap.units:
+        f = _first_failure(u)
+        if f is None:
+            continue
+        any_failure = True
+        for s in u.inits:
+            if s.start.line > f.start.line:
+                findings.append(Finding(
+                    name, f"{u.name()}: init #{s.idx} {s.func} ran after #{f.idx} {f.func} failed "
+                          f"with {f.ret}", _q(f) + _q(s)[:1]))
+    return _result(name, findings, applicable=any_failure,
+                   note="" if any_failure else "no failed pair init in the capture")
+
+
+Known = dict[tuple[str, str, Optional[int]], str]
+
+
+def _known_exits(cap: Capture) -> Known:
+    """Pairs known to have an exit, with the exit's name: any pair whose exit
+    ran anywhere in the capture (a trace cannot show an exit that never ran)."""
+    return {e.key: e.func for u in cap.units for e in u.exits}
+
+
+def _succeeded_before(u: Unit, limit: Optional[int], known: Known) -> dict[int, str]:
+    """idx -> function of the pairs of ``u`` that count as succeeded before
+    pair ``limit`` (all pairs if None): inits that returned >= 0, and pairs
+    with no init event whose exit is known (an init-less pair succeeds)."""
+    out: dict[int, str] = {}
+    with_init = {s.idx for s in u.inits}
+    for s in u.inits:
+        if s.idx is not None and s.status is Status.OK and (limit is None or s.idx < limit):
+            out[s.idx] = s.func
+    for (path, origin, idx), func in known.items():
+        if (path == u.path.value and origin == u.origin and idx is not None
+                and idx not in with_init and (limit is None or idx < limit)):
+            out[idx] = func
+    return out
+
+
+def _idx_list(spans: Iterable[Span]) -> str:
+    return "[" + ", ".join(f"#{s.idx} {s.func}" for s in spans) + "]"
+
+
+def check_unwind_after_failure(cap: Capture) -> CheckResult:
+    name = "unwind-after-failure"
+    known = _known_exits(cap)
+    findings = []
+    any_unwind = False
+    for u in cap.units:
+        f = _first_failure(u)
+        for ev in u.stray_unwinds:
+            findings.append(Finding(name, f"{u.name()}: unwind event with no exit after it",
+                                    (ev.quote(),)))
+        if f is None:
+            for e in u.exits:
+                if e.reason is ExitReason.UNWIND or e.unwind is not None:
+                    any_unwind = True
+                    findings.append(Finding(
+                        name, f"{u.name()}: exit #{e.idx} {e.func} ran as an unwind, "
+                              f"but no init of it failed", _q(e)[:1]))
+            continue
+        any_unwind = True
+        assert f.idx is not None
+        succeeded = _succeeded_before(u, f.idx, known)
+        exp_idx = sorted((i for i in succeeded if (u.path.value, u.origin, i) in known), reverse=True)
+        actual = [e for e in u.exits if e.start.line > f.start.line]
+        act_idx = [e.idx for e in actual]
+        if exp_idx != act_idx:
+            extra = [e for e in actual if e.idx not in succeeded]
+            missing = [f"#{i} {succeeded[i]}" for i in exp_idx if i not in act_idx]
+            why = []
+            if extra:
+                why.append(f"exits of pairs that had not succeeded: {_idx_list(extra)}")
+            if missing:
+                why.append(f"missing exits: [{', '.join(missing)}]")
+            if not why:
+                why.append("wrong order")
+            expected = ", ".join(f"#{i} {succeeded[i]}" for i in exp_idx)
+            findings.append(Finding(
+                name,
+                f"{u.name()}: after #{f.idx} {f.func} failed with {f.ret}, expected exits "
+                f"[{expected}], got {_idx_list(actual)} ({'; '.join(why)})",
+                _q(f)[1:2] + tuple(e.start.quote() for e in actual)))
+        for e in actual:
+            if e.reason is not ExitReason.UNWIND:
+                findings.append(Finding(
+                    name, f"{u.name()}: exit #{e.idx} {e.func} after a failure has "
+                          f"reason={e.reason.value if e.reason else '?'}, not unwind", _q(e)[:1]))
+            if e.unwind is None:
+                findings.append(Finding(
+                    name, f"{u.name()}: exit #{e.idx} {e.func} after a failure has no "
+                          f"initexit_unwind event before it", _q(e)[:1]))
+                continue
+            fields = dict(kv.split("=", 1) for kv in e.unwind.info.split() if "=" in kv)
+            want = {"failed_idx": str(f.idx), "failed_func": f.func, "error": str(f.ret),
+                    "failed_prio": str(f.prio)}
+            wrong = {k: fields.get(k) for k, v in want.items() if fields.get(k) != v}
+            if wrong:
+                shown = ", ".join(f"{k}={v} (expected {want[k]})" for k, v in wrong.items())
+                findings.append(Finding(
+                    name, f"{u.name()}: unwind event for #{e.idx} names the wrong failure: {shown}",
+                    (e.unwind.quote(),) + _q(f)[1:2]))
+    note = "" if any_unwind else "no failed pair init in the capture"
+    if any_unwind:
+        note = ("a pair's exit is known only once it ran somewhere in the capture; "
+                "load the module successfully and unload it too, to check completeness")
+    return _result(name, findings, applicable=any_unwind, note=note)
+
+
+def check_unload_reverse(cap: Capture) -> CheckResult:
+    name = "unload-reverse-order"
+    findings = []
+    any_unload = False
+    for u in cap.units:
+        unload = [e for e in u.exits if e.reason is ExitReason.UNLOAD]
+        if not unload:
+            continue
+        any_unload = True
+        order = [s.idx for s in u.inits if s.status is Status.OK]
+        pos = {idx: i for i, idx in enumerate(order)}
+        for a, b in zip(unload, unload[1:]):
+            assert a.idx is not None and b.idx is not None
+            by_init = a.idx in pos and b.idx in pos and pos[b.idx] >= pos[a.idx]
+            if b.idx >= a.idx or by_init:
+                findings.append(Finding(
+                    name,
+                    f"{u.name()}: exit #{b.idx} {b.func} ran after exit #{a.idx} {a.func}; "
+                    f"the reverse of the inits runs #{a.idx} after #{b.idx}"
+                    if b.idx != a.idx else
+                    f"{u.name()}: exit #{b.idx} {b.func} ran twice in a row",
+                    _q(a)[:1] + _q(b)[:1]))
+        f = _first_failure(u)
+        if f is not None:
+            findings.append(Finding(
+                name, f"{u.name()}: unload exits after a failed load", _q(f)[1:2] + _q(unload[0])[:1]))
+    return _result(name, findings, applicable=any_unload,
+                   note="" if any_unload else "no module unload in the capture")
+
+
+def check_exit_exactly_once(cap: Capture) -> CheckResult:
+    name = "exit-exactly-once"
+    known = _known_exits(cap)
+    findings = []
+    any_exit = False
+    for u in cap.units:
+        f = _first_failure(u)
+        ok = _succeeded_before(u, f.idx if f is not None else None, known)
+        inits = {s.idx: s for s in u.inits}
+        count: dict[Optional[int], list[Span]] = {}
+        for e in u.exits:
+            any_exit = True
+            count.setdefault(e.idx, []).append(e)
+        for idx, es in count.items():
+            if len(es) > 1:
+                findings.append(Finding(
+                    name, f"{u.name()}: exit #{idx} {es[0].func} ran {len(es)} times",
+                    tuple(e.start.quote() for e in es)))
+            init = inits.get(idx)
+            reached = init is not None or f is None or (idx is not None and f.idx is not None
+                                                         and idx < f.idx)
+            if idx not in ok and (init is not None or not reached):
+                why = (f"its init returned {init.ret}" if init is not None and init.ret is not None
+                       else "its init was never reached in this load")
+                findings.append(Finding(
+                    name, f"{u.name()}: exit #{idx} {es[0].func} ran but {why}",
+                    _q(init)[1:2] + (es[0].start.quote(),)))
+        unloaded = any(e.reason is ExitReason.UNLOAD for e in u.exits)
+        if unloaded or (u.free is not None and f is None):
+            for idx, func in sorted(ok.items()):
+                if (u.path.value, u.origin, idx) in known and idx not in count:
+                    init = inits.get(idx)
+                    findings.append(Finding(
+                        name, f"{u.name()}: pair #{idx} {func} succeeded and has an exit "
+                              f"(seen elsewhere in the capture), but it was never exited on unload",
+                        _q(init)[1:2]))
+    return _result(name, findings, applicable=any_exit,
+                   note="" if any_exit else "no pair exit in the capture")
+
+
+ALL_CHECKS: tuple[Callable[[Capture], CheckResult], ...] = (
+    check_trace_complete,
+    check_pairing,
+    check_boot_priority_order,
+    check_levels,
+    check_inits_ascending,
+    check_no_init_after_failure,
+    check_unwind_after_failure,
+    check_unload_reverse,
+    check_exit_exactly_once,
+)
+
+
+def _notes(cap: Capture) -> tuple[str, ...]:
+    notes = []
+    p = cap.parsed
+    if p.ignored:
+        shown = ", ".join(f"{n} x{c}" for n, c in sorted(p.ignored.items()))
+        notes.append(f"events not modelled, ignored: {shown}")
+    if p.fmt is InputFormat.DMESG:
+        notes.append("dmesg input: no exit or unwind events; pair checks need a trace-cmd capture")
+    durs = [s.duration_ns for s in cap.spans if s.duration_ns]
+    if len(durs) >= 10 and all(d % 1_000_000 == 0 for d in durs):
+        notes.append("every duration is a whole millisecond: the clocksource is probably jiffies, "
+                     "durations are meaningless")
+    pairs = sum(1 for s in cap.spans if s.kind is SpanKind.PAIR_INIT)
+    if cap.spans and pairs == 0 and p.fmt is InputFormat.TRACE_CMD:
+        notes.append("no initexit events: a stock kernel, or the initexit events were not recorded")
+    total = sum(s.duration_ns or 0 for s in cap.spans if s.kind is not SpanKind.PAIR_EXIT)
+    if total:
+        notes.append(f"time in inits and initcalls: {format_duration(total)}")
+    return tuple(notes)
+
+
+def run_checks(cap: Capture) -> Verdict:
+    """Run every named check over the capture."""
+    return Verdict(cap, tuple(c(cap) for c in ALL_CHECKS), _notes(cap))

@@ -1,0 +1,360 @@
+"""The model of one capture: events as read, spans built from them, findings.
+
+Everything here is immutable (frozen dataclasses, Enums).  Times are integer
+nanoseconds on the trace clock; ``None`` means "not in the capture".
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Mapping, Optional
+
+
+class InputFormat(enum.Enum):
+    """What kind of text the input was."""
+
+    TRACE_CMD = "trace-cmd-report"
+    DMESG = "dmesg"
+
+
+class EventName(enum.Enum):
+    """Every event the model understands; anything else is counted as ignored."""
+
+    INITCALL_LEVEL = "initcall_level"
+    INITCALL_START = "initcall_start"
+    INITCALL_FINISH = "initcall_finish"
+    MODULE_LOAD = "module_load"
+    MODULE_FREE = "module_free"
+    MODULE_GET = "module_get"
+    MODULE_PUT = "module_put"
+    MODULE_REQUEST = "module_request"
+    INIT_START = "initexit_init_start"
+    INIT_FINISH = "initexit_init_finish"
+    EXIT_START = "initexit_exit_start"
+    EXIT_FINISH = "initexit_exit_finish"
+    UNWIND = "initexit_unwind"
+    # dmesg initcall_debug lines, mapped onto the same model.
+    DMESG_CALLING = "calling"
+    DMESG_RETURNED = "returned"
+
+
+#: The trace system prefix of the series' own events.
+INITEXIT_PREFIX = "initexit_"
+
+
+class CallPath(enum.Enum):
+    """Where a call ran: the built-in boot walk or a module load/unload."""
+
+    BOOT = "boot"
+    MODULE = "module"
+
+
+class SpanKind(enum.Enum):
+    """What a span on the timeline is."""
+
+    INITCALL = "initcall"  # a plain initcall (no pair), or a legacy module init
+    PAIR_INIT = "init"  # the init of a module_init_exit() pair
+    PAIR_EXIT = "exit"  # the exit of a pair, on unload or unwind
+
+
+class Status(enum.Enum):
+    """How a call ended."""
+
+    OK = "ok"
+    FAILED = "failed"  # returned < 0
+    UNFINISHED = "unfinished"  # the capture ends (or breaks) before its finish
+
+
+class ExitReason(enum.Enum):
+    """Why an exit ran (the ``reason=`` field)."""
+
+    UNLOAD = "unload"
+    UNWIND = "unwind"
+
+
+#: Initcall levels as ``initcall_level`` reports them, in boot order.
+LEVELS: tuple[str, ...] = (
+    "pure",
+    "core",
+    "postcore",
+    "arch",
+    "subsys",
+    "fs",
+    "device",
+    "late",
+)
+
+#: Priority of each band (SPEC §2.2); a level holds its own band and its
+#: ``_sync`` band (fs also holds rootfs).
+BANDS: Mapping[str, int] = {
+    "pure": -5500,
+    "core": -5000,
+    "core_sync": -4500,
+    "postcore": -4000,
+    "postcore_sync": -3500,
+    "arch": -3000,
+    "arch_sync": -2500,
+    "subsys": -2000,
+    "subsys_sync": -1500,
+    "fs": -1000,
+    "fs_sync": -750,
+    "rootfs": -500,
+    "device": 0,
+    "device_sync": 500,
+    "late": 1000,
+    "late_sync": 1500,
+}
+
+#: The bands each level's classic initcalls may belong to, lowest first.
+LEVEL_BANDS: Mapping[str, tuple[int, ...]] = {
+    "pure": (BANDS["pure"],),
+    "core": (BANDS["core"], BANDS["core_sync"]),
+    "postcore": (BANDS["postcore"], BANDS["postcore_sync"]),
+    "arch": (BANDS["arch"], BANDS["arch_sync"]),
+    "subsys": (BANDS["subsys"], BANDS["subsys_sync"]),
+    "fs": (BANDS["fs"], BANDS["fs_sync"], BANDS["rootfs"]),
+    "device": (BANDS["device"], BANDS["device_sync"]),
+    "late": (BANDS["late"], BANDS["late_sync"]),
+}
+
+
+def level_window(level: Optional[str]) -> tuple[Optional[int], Optional[int]]:
+    """The priorities [low, high) a pair may have when it runs after ``level``.
+
+    The kernel fires ``initcall_level`` after the pairs below the level's
+    band, so a pair seen after level L has band(L) <= prio < band(next).
+    Before any level (None, "early", "console") gives (None, band(pure)).
+    A None bound is open.
+    """
+    if level is None or level not in LEVEL_BANDS:
+        # Before the first level (or in "early"/"console"): below pure.
+        return None, BANDS["pure"]
+    i = LEVELS.index(level)
+    low = LEVEL_BANDS[level][0]
+    high = LEVEL_BANDS[LEVELS[i + 1]][0] if i + 1 < len(LEVELS) else None
+    return low, high
+
+
+def format_ns(ns: int) -> str:
+    """A timestamp as trace-cmd prints it with ``-t``: seconds.nanoseconds."""
+    return f"{ns // 1_000_000_000}.{ns % 1_000_000_000:09d}"
+
+
+def format_duration(ns: Optional[int]) -> str:
+    """A duration with a readable unit (ns, us, ms, s)."""
+    if ns is None:
+        return "?"
+    if ns < 10_000:
+        return f"{ns} ns"
+    if ns < 10_000_000:
+        return f"{ns / 1000:.1f} us"
+    if ns < 10_000_000_000:
+        return f"{ns / 1_000_000:.2f} ms"
+    return f"{ns / 1_000_000_000:.3f} s"
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One recognised input line.
+
+    ``info`` is the event's printed fields (``func=foo+0x0 ret=0``), kept as
+    text so the event can be quoted exactly as it was read.
+    """
+
+    line: int
+    ts_ns: int
+    cpu: int
+    pid: int
+    comm: str
+    name: EventName
+    info: str
+
+    def quote(self) -> str:
+        """The event as a finding quotes it: line number, time, task, text."""
+        cpu = f"{self.cpu:03d}" if self.cpu >= 0 else "---"
+        return (
+            f"line {self.line}: {format_ns(self.ts_ns)} [{cpu}] "
+            f"{self.comm}-{self.pid} {self.name.value}: {self.info}"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Gap:
+    """A place where the capture is known to miss data."""
+
+    line: int
+    cpu: Optional[int]
+    dropped: Optional[int]  # number of events lost, None if unknown
+    what: str  # one line for the reader
+
+    def quote(self) -> str:
+        return f"line {self.line}: {self.what}"
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """A line that could not be understood (kept with its number)."""
+
+    line: int
+    text: str
+    reason: str
+
+    def quote(self) -> str:
+        shown = self.text if len(self.text) <= 120 else self.text[:117] + "..."
+        return f"line {self.line}: {self.reason}: {shown!r}"
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedInput:
+    """The result of reading the input text, before any span is built."""
+
+    source: str
+    fmt: InputFormat
+    cpus: Optional[int]
+    line_count: int
+    events: tuple[Event, ...]
+    gaps: tuple[Gap, ...]
+    problems: tuple[Problem, ...]
+    ignored: Mapping[str, int]  # event name -> count, events the model skips
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """One call on the timeline: a plain initcall, a pair's init or exit.
+
+    ``start`` is the start event; ``finish`` is None when the capture ends
+    inside the call.  For pair inits, ``inner`` is the nested
+    initcall_start/finish span of the same call (do_one_initcall).  For
+    exits run by an unwind, ``unwind`` is the initexit_unwind event.
+    """
+
+    kind: SpanKind
+    path: CallPath
+    origin: str
+    func: str
+    idx: Optional[int]
+    prio: Optional[int]
+    level: Optional[str]
+    start: Event
+    finish: Optional[Event]
+    ret: Optional[int]
+    duration_ns: Optional[int]
+    reason: Optional[ExitReason] = None
+    unwind: Optional[Event] = None
+    inner: Optional["Span"] = None
+    instance: int = 0  # which load of the module (0 = first)
+
+    @property
+    def start_ns(self) -> int:
+        return self.start.ts_ns
+
+    @property
+    def end_ns(self) -> Optional[int]:
+        """End on the trace clock: finish event, else start + duration."""
+        if self.finish is not None:
+            return self.finish.ts_ns
+        if self.duration_ns is not None:
+            return self.start.ts_ns + self.duration_ns
+        return None
+
+    @property
+    def status(self) -> Status:
+        if self.kind is SpanKind.PAIR_EXIT:
+            return Status.OK if self.finish is not None else Status.UNFINISHED
+        if self.ret is None:
+            return Status.UNFINISHED
+        return Status.FAILED if self.ret < 0 else Status.OK
+
+    @property
+    def key(self) -> tuple[str, str, Optional[int]]:
+        """(path, origin, idx): links exits and unwinds to their pair."""
+        return (self.path.value, self.origin, self.idx)
+
+    def label(self) -> str:
+        """Short human description, e.g. ``init foo (module bar #2 prio 10)``."""
+        where = f"{self.path.value} {self.origin or '?'}"
+        if self.idx is not None:
+            where += f" #{self.idx}"
+        if self.prio is not None:
+            where += f" prio {self.prio}"
+        elif self.level is not None:
+            where += f" level {self.level}"
+        return f"{self.kind.value} {self.func} ({where})"
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """One module load (from load to free) or one built-in object at boot:
+    the scope within which inits ascend, and failures and unloads unwind."""
+
+    path: CallPath
+    origin: str
+    instance: int
+    inits: tuple[Span, ...]
+    exits: tuple[Span, ...]
+    load: Optional[Event] = None
+    free: Optional[Event] = None
+    stray_unwinds: tuple[Event, ...] = ()  # unwind events with no exit after
+
+    def name(self) -> str:
+        if self.path is CallPath.BOOT:
+            return f"built-in object {self.origin}"
+        suffix = f" (load #{self.instance + 1})" if self.instance else ""
+        return f"module {self.origin}{suffix}"
+
+
+@dataclass(frozen=True, slots=True)
+class Capture:
+    """The whole model: what was read and the spans and units built from it."""
+
+    parsed: ParsedInput
+    spans: tuple[Span, ...]  # every span, by start time
+    levels: tuple[Event, ...]  # initcall_level events
+    units: tuple[Unit, ...]
+    build_problems: tuple["Finding", ...]  # pairing problems found while building
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One violation of a named invariant, with the events that show it."""
+
+    check: str
+    message: str
+    quotes: tuple[str, ...] = ()
+
+
+class CheckState(enum.Enum):
+    """The outcome of one named check."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    SKIP = "skip"  # nothing in the capture to check it against
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    """One named invariant: its state, findings, and a note on its coverage."""
+
+    name: str
+    description: str
+    state: CheckState
+    findings: tuple[Finding, ...] = ()
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """All checks over one capture; ``ok`` when none failed."""
+
+    capture: Capture
+    results: tuple[CheckResult, ...]
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def ok(self) -> bool:
+        return all(r.state is not CheckState.FAIL for r in self.results)
+
+    @property
+    def findings(self) -> tuple[Finding, ...]:
+        return tuple(f for r in self.results for f in r.findings)

@@ -1,0 +1,342 @@
+"""Synthetic captures in the exact text format of ``trace-cmd report -N -t``.
+
+Used to make the test fixtures named ``synthetic-*`` and the bench's large
+trace.  The simulator follows the kernel series' rules (init/main.c
+do_initcalls, kernel/initexit.c): pairs are sorted by (prio, link order),
+run interleaved with the initcall bands, a failed pair unwinds the
+succeeded exits of its origin in reverse and skips the origin's later
+pairs; a module runs its pairs in order and unwinds on failure.
+
+Line format (trace-cmd 3.1.6 tracecmd/trace-read.c, libtraceevent 1.7)::
+
+    "%16s-%-5d [%03d]" comm pid cpu, " %5llu.%09llu:" time (with -t),
+    " %s: " name, padded with spaces to 20 columns, then the fields.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterator, Optional
+
+from analysis.model import BANDS, LEVELS
+
+#: (band name, priority, level whose initcall_level fires before it or None)
+BAND_WALK: tuple[tuple[str, int, Optional[str]], ...] = tuple(
+    (name, prio, name if name in LEVELS else None)
+    for name, prio in sorted(BANDS.items(), key=lambda kv: kv[1])
+)
+
+
+def format_line(comm: str, pid: int, cpu: int, ts_ns: int, name: str, info: str,
+                nsec: bool = True) -> str:
+    """One event line exactly as ``trace-cmd report`` (``-t`` if nsec) prints it."""
+    if nsec:
+        stamp = f"{ts_ns // 1_000_000_000:5d}.{ts_ns % 1_000_000_000:09d}"
+    else:
+        us = (ts_ns + 500) // 1000
+        stamp = f"{us // 1_000_000:5d}.{us % 1_000_000:06d}"
+    pad = " " * max(0, 20 - len(name))
+    return f"{comm:>16}-{pid:<5} [{cpu:03d}] {stamp}: {name}: {pad}{info}\n"
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One module_init_exit() pair as the simulator sees it."""
+
+    origin: str
+    prio: int
+    init: Optional[str]
+    exit: Optional[str]
+    ret: int = 0  # what the init returns
+    init_ns: int = 20_000
+    exit_ns: int = 5_000
+
+
+@dataclass
+class Task:
+    """Where events come from: comm, pid, cpu."""
+
+    comm: str
+    pid: int
+    cpu: int = 0
+
+
+@dataclass
+class TraceWriter:
+    """Accumulates lines with a running clock."""
+
+    ts_ns: int = 100_000_000
+    lines: list[str] = field(default_factory=list)
+    nsec: bool = True
+
+    def emit(self, task: Task, name: str, info: str, advance_ns: int = 1_000) -> None:
+        self.ts_ns += advance_ns
+        self.lines.append(format_line(task.comm, task.pid, task.cpu, self.ts_ns, name, info, self.nsec))
+
+    def text(self, cpus: int = 1) -> str:
+        return f"cpus={cpus}\n" + "".join(self.lines)
+
+    # -- stock events --------------------------------------------------------
+
+    def level(self, task: Task, level: str) -> None:
+        self.emit(task, "initcall_level", f"level={level}")
+
+    def initcall(self, task: Task, func: str, ret: int = 0, dur_ns: int = 10_000) -> None:
+        self.emit(task, "initcall_start", f"func={func}+0x0")
+        self.emit(task, "initcall_finish", f"func={func}+0x0 ret={ret}", dur_ns)
+
+    # -- initexit events -----------------------------------------------------
+
+    @staticmethod
+    def _head(path: str, origin: str, idx: int, prio: int, func: str) -> str:
+        return f"path={path} origin={origin} idx={idx} prio={prio} func={func}"
+
+    def pair_init(self, task: Task, path: str, idx: int, p: Pair,
+                  initcall_func: Optional[str] = None) -> None:
+        assert p.init is not None
+        head = self._head(path, p.origin, idx, p.prio, p.init)
+        start = self.ts_ns + 500
+        self.emit(task, "initexit_init_start", head, 500)
+        # do_one_initcall's events nest inside; a module's init symbols are
+        # gone from kallsyms at extract time, so %pS shows an address.
+        shown = initcall_func or f"{p.init}+0x0"
+        self.emit(task, "initcall_start", f"func={shown}", 300)
+        self.emit(task, "initcall_finish", f"func={shown} ret={p.ret}", p.init_ns)
+        self.emit(task, "initexit_init_finish",
+                  f"{head} ret={p.ret} duration_ns={self.ts_ns + 300 - start}", 300)
+
+    def pair_exit(self, task: Task, path: str, idx: int, p: Pair, reason: str) -> None:
+        assert p.exit is not None
+        head = self._head(path, p.origin, idx, p.prio, p.exit)
+        start = self.ts_ns + 400
+        self.emit(task, "initexit_exit_start", f"{head} reason={reason}", 400)
+        self.emit(task, "initexit_exit_finish",
+                  f"{head} reason={reason} duration_ns={self.ts_ns + p.exit_ns - start}", p.exit_ns)
+
+    def unwind(self, task: Task, path: str, idx: int, p: Pair, failed_idx: int,
+               failed: Pair) -> None:
+        assert p.exit is not None and failed.init is not None
+        self.emit(task, "initexit_unwind",
+                  f"{self._head(path, p.origin, idx, p.prio, p.exit)} failed_idx={failed_idx} "
+                  f"failed_prio={failed.prio} failed_func={failed.init} error={failed.ret}", 200)
+
+
+def _run_pairs(w: TraceWriter, task: Task, path: str, pairs: list[Pair],
+               indices: Iterator[int], done: dict[int, bool], skipped: set[str]) -> None:
+    for i in indices:
+        p = pairs[i]
+        if p.origin in skipped and path == "boot":
+            continue
+        if p.init is None:
+            done[i] = True
+            continue
+        w.pair_init(task, path, i, p)
+        if p.ret >= 0:
+            done[i] = True
+            continue
+        done[i] = False
+        for j in range(i - 1, -1, -1):
+            q = pairs[j]
+            if q.origin == p.origin and q.exit is not None and done.get(j):
+                w.unwind(task, path, j, q, i, p)
+                w.pair_exit(task, path, j, q, "unwind")
+                done[j] = False
+        if path == "boot":
+            skipped.add(p.origin)
+        else:
+            return
+
+
+def simulate_boot(w: TraceWriter, plain: dict[str, list[str]], pairs: list[Pair],
+                  task: Optional[Task] = None) -> None:
+    """A patched boot: ``plain`` maps band name to its classic initcalls;
+    ``pairs`` are built-in pairs in link order."""
+    task = task or Task("swapper", 1, 0)
+    order = sorted(range(len(pairs)), key=lambda i: (pairs[i].prio, i))
+    table = [pairs[i] for i in order]
+    done: dict[int, bool] = {}
+    skipped: set[str] = set()
+    nxt = 0
+
+    def below(limit: int) -> None:
+        nonlocal nxt
+        start = nxt
+        while nxt < len(table) and table[nxt].prio < limit:
+            nxt += 1
+        _run_pairs(w, task, "boot", table, iter(range(start, nxt)), done, skipped)
+
+    w.level(task, "early")
+    for func in plain.get("early", []):
+        w.initcall(task, func)
+    for band, prio, level in BAND_WALK:
+        below(prio)
+        if level is not None:
+            w.level(task, level)
+        for func in plain.get(band, []):
+            w.initcall(task, func)
+        below(prio + 1)
+    below(1 << 40)
+
+
+def simulate_module_load(w: TraceWriter, task: Task, name: str, pairs: list[Pair],
+                         with_module_events: bool = True) -> bool:
+    """insmod: module_load, the pairs in order (unwind on failure), and
+    module_free if it failed.  Returns whether the load succeeded."""
+    table = sorted(pairs, key=lambda p: p.prio)
+    if with_module_events:
+        w.emit(task, "module_load", f"{name} OE", 50_000)
+    done: dict[int, bool] = {}
+    _run_pairs(w, task, "module", table, iter(range(len(table))), done, set())
+    ok = all(done.get(i, False) or table[i].init is None for i in range(len(table)))
+    if not ok and with_module_events:
+        w.emit(task, "module_free", name, 20_000)
+    return ok
+
+
+def simulate_module_unload(w: TraceWriter, task: Task, name: str, pairs: list[Pair],
+                           with_module_events: bool = True) -> None:
+    """rmmod: every exit in reverse order, then module_free."""
+    table = sorted(pairs, key=lambda p: p.prio)
+    for i in range(len(table) - 1, -1, -1):
+        if table[i].exit is not None:
+            w.pair_exit(task, "module", i, table[i], "unload")
+    if with_module_events:
+        w.emit(task, "module_free", name, 20_000)
+
+
+# -- canned scenarios (the synthetic fixtures) ---------------------------------
+
+STOCK_PLAIN: dict[str, list[str]] = {
+    "early": ["init_sigframe_size", "trace_init_flags_sys_enter"],
+    "pure": ["ipc_ns_init", "init_mmap_min_addr"],
+    "core": ["init_cpu_syscore", "net_inuse_init"],
+    "core_sync": ["sched_core_sysctl_init"],
+    "postcore": ["kobject_uevent_init", "bdi_class_init"],
+    "arch": ["bts_init", "pt_init"],
+    "arch_sync": ["pci_arch_init_sync"],
+    "subsys": ["vdso_setup", "pci_driver_init", "misc_init"],
+    "fs": ["chr_dev_init", "eventpoll_init"],
+    "fs_sync": ["pcibios_assign_resources"],
+    "rootfs": ["populate_rootfs"],
+    "device": ["virtio_pci_driver_init", "serial8250_init", "virtio_blk_init"],
+    "device_sync": ["deferred_probe_initcall_sync"],
+    "late": ["clk_disable_unused", "printk_late_init"],
+    "late_sync": ["tracer_init_tracefs_sync"],
+}
+
+BOOT_PAIRS: list[Pair] = [
+    Pair("ie_boot_demo", -5000, "bootdemo_core_init", "bootdemo_core_exit"),
+    Pair("ie_boot_demo", -4200, "bootdemo_between_init", None),
+    Pair("ie_boot_demo", 0, "bootdemo_device_init", "bootdemo_device_exit"),
+    Pair("ie_boot_demo", 1000, "bootdemo_late_init", "bootdemo_late_exit"),
+    Pair("ie_boot_other", -2000, "other_subsys_init", "other_subsys_exit"),
+    Pair("ie_boot_other", 2000, "other_after_late_init", None),
+]
+
+BOOT_UNWIND_PAIRS: list[Pair] = [
+    Pair("ie_boot_unwind", -3000, "bunw_arch_init", "bunw_arch_exit"),
+    Pair("ie_boot_unwind", -1000, "bunw_fs_init", None),
+    Pair("ie_boot_unwind", -900, "bunw_fs2_init", "bunw_fs2_exit"),
+    Pair("ie_boot_unwind", 0, "bunw_dev_init", "bunw_dev_exit", ret=-19),
+    Pair("ie_boot_unwind", 1000, "bunw_late_init", "bunw_late_exit"),
+    Pair("ie_boot_ok", 500, "bok_init", "bok_exit"),
+]
+
+MODULE_PAIRS: list[Pair] = [
+    Pair("ie_demo", -10, "demo_alloc_init", "demo_alloc_exit"),
+    Pair("ie_demo", 0, "demo_init", "demo_exit"),
+    Pair("ie_demo", 10, "demo_register_init", "demo_register_exit"),
+    Pair("ie_demo", 20, "demo_noexit_ok_init", None),
+    Pair("ie_demo", 30, None, "demo_final_exit"),
+]
+
+
+def failing(pairs: list[Pair], func: str, ret: int) -> list[Pair]:
+    """``pairs`` with the init named ``func`` returning ``ret``."""
+    return [Pair(p.origin, p.prio, p.init, p.exit, ret if p.init == func else p.ret,
+                 p.init_ns, p.exit_ns) for p in pairs]
+
+
+def scenario_stock_boot() -> str:
+    w = TraceWriter()
+    simulate_boot(w, STOCK_PLAIN, [])
+    return w.text()
+
+
+def scenario_patched_boot() -> str:
+    w = TraceWriter()
+    simulate_boot(w, STOCK_PLAIN, BOOT_PAIRS)
+    return w.text()
+
+
+def scenario_boot_unwind() -> str:
+    w = TraceWriter()
+    simulate_boot(w, STOCK_PLAIN, BOOT_UNWIND_PAIRS)
+    return w.text()
+
+
+def scenario_module_load_unload() -> str:
+    w = TraceWriter()
+    simulate_module_load(w, Task("insmod", 112, 0), "ie_demo", MODULE_PAIRS)
+    w.ts_ns += 3_000_000
+    simulate_module_unload(w, Task("rmmod", 115, 0), "ie_demo", MODULE_PAIRS)
+    return w.text()
+
+
+def scenario_module_fail_unwind() -> str:
+    """A load that fails at the third pair (-ENOMEM), then a good load and an
+    unload (so the exit of every pair is known)."""
+    w = TraceWriter()
+    bad = failing(MODULE_PAIRS, "demo_register_init", -12)
+    simulate_module_load(w, Task("insmod", 120, 0), "ie_demo", bad)
+    w.ts_ns += 2_000_000
+    simulate_module_load(w, Task("insmod", 124, 0), "ie_demo", MODULE_PAIRS)
+    w.ts_ns += 2_000_000
+    simulate_module_unload(w, Task("rmmod", 127, 0), "ie_demo", MODULE_PAIRS)
+    return w.text()
+
+
+def scenario_two_cpus() -> str:
+    """Two insmods on two CPUs, their events interleaved by time as trace-cmd
+    merges the per-CPU buffers."""
+    a, b = TraceWriter(), TraceWriter()
+    b.ts_ns += 1_700
+    simulate_module_load(a, Task("insmod", 140, 0), "ie_demo", MODULE_PAIRS)
+    other = [Pair("ie_other", 0, "other_init", "other_exit"),
+             Pair("ie_other", 5, "other_more_init", "other_more_exit")]
+    simulate_module_load(b, Task("insmod", 141, 1), "ie_other", other)
+    merged = sorted(a.lines + b.lines, key=lambda ln: float(ln.split("]", 1)[1].split(":", 1)[0]))
+    return "cpus=2\n" + "".join(merged)
+
+
+SCENARIOS = {
+    "synthetic-stock-boot": scenario_stock_boot,
+    "synthetic-patched-boot": scenario_patched_boot,
+    "synthetic-boot-unwind": scenario_boot_unwind,
+    "synthetic-module-load-unload": scenario_module_load_unload,
+    "synthetic-module-fail-unwind": scenario_module_fail_unwind,
+    "synthetic-two-cpus": scenario_two_cpus,
+}
+
+
+def large_trace_lines(events: int, seed_modules: int = 64) -> Iterator[str]:
+    """At least ``events`` event lines: repeated module load/unload cycles
+    (with an occasional failed load) over ``seed_modules`` modules, every
+    line in trace-cmd's format.  Yields the ``cpus=`` header first."""
+    yield "cpus=2\n"
+    w = TraceWriter()
+    produced = 0
+    cycle = 0
+    while produced < events:
+        name = f"ie_bench{cycle % seed_modules}"
+        pairs = [Pair(name, prio, f"{name}_p{k}_init", f"{name}_p{k}_exit")
+                 for k, prio in enumerate((-20, -10, 0, 0, 10, 20, 30, 40))]
+        if cycle % 17 == 16:
+            pairs = failing(pairs, f"{name}_p5_init", -22)
+        task = Task("insmod", 1000 + cycle % 30000, cycle % 2)
+        if simulate_module_load(w, task, name, pairs):
+            simulate_module_unload(w, Task("rmmod", 1001 + cycle % 30000, cycle % 2), name, pairs)
+        produced += len(w.lines)
+        yield from w.lines
+        w.lines.clear()
+        cycle += 1
