@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Callable, Optional
 
 from analysis.model import (
     CallPath,
@@ -204,25 +204,40 @@ class _Builder:
         return u
 
     def find_open(self, pid: int, kind: SpanKind, key: Optional[tuple[CallPath, str, int]],
-                  func: Optional[str]) -> Optional[tuple[list[_Open], int]]:
+                  func: Optional[str]) -> Optional[tuple[int, int]]:
+        """(pid, position) of the innermost open call that matches."""
         stack = self.stacks.get(pid)
-        candidates = [stack] if stack else []
+        i = self._search(stack, kind, key, func) if stack else None
+        if i is not None:
+            return pid, i
         # A finish on another pid is still a finish (a kthread handing off is
-        # not expected, but mis-attributed comm/pid lines are).
-        candidates += [s for p, s in self.stacks.items() if p != pid and s]
-        for st in candidates:
-            for i in range(len(st) - 1, -1, -1):
-                o = st[i]
-                if o.kind is not kind:
-                    continue
-                if key is not None and (o.path, o.origin, o.idx) != key:
-                    continue
-                if func is not None and key is None and o.func != func:
-                    continue
-                return st, i
+        # not expected, but mis-attributed comm/pid lines are).  Only tasks
+        # with open calls are kept in self.stacks, so this stays small.
+        for p, st in self.stacks.items():
+            if p != pid:
+                i = self._search(st, kind, key, func)
+                if i is not None:
+                    return p, i
         return None
 
-    def pop_to(self, st: list[_Open], i: int, finish: Event) -> _Open:
+    @staticmethod
+    def _search(st: list[_Open], kind: SpanKind, key: Optional[tuple[CallPath, str, int]],
+                func: Optional[str]) -> Optional[int]:
+        for i in range(len(st) - 1, -1, -1):
+            o = st[i]
+            if o.kind is not kind:
+                continue
+            if key is not None and (o.path, o.origin, o.idx) != key:
+                continue
+            if func is not None and key is None and o.func != func:
+                continue
+            return i
+        return None
+
+    def pop_to(self, pid: int, i: int, finish: Event) -> _Open:
+        """Pop the open call at ``i`` of task ``pid`` (and, as unfinished,
+        anything opened above it)."""
+        st = self.stacks[pid]
         while len(st) > i + 1:
             lost = st.pop()
             self.finding(
@@ -231,7 +246,10 @@ class _Builder:
                 lost.start, finish,
             )
             self.close_unfinished(lost)
-        return st.pop()
+        o = st.pop()
+        if not st:
+            del self.stacks[pid]  # keeps the other-task search in find_open short
+        return o
 
     def close_unfinished(self, o: _Open) -> None:
         span = Span(
@@ -283,12 +301,12 @@ class _Builder:
             if found is None:
                 self.finding(f"initcall_finish of {func} without its initcall_start", ev)
                 return
-            st, i = found
+            other = self.stacks[found[0]][found[1]]
             self.finding(
-                f"initcall_finish of {func} closes initcall_start of {st[i].func}", st[i].start, ev
+                f"initcall_finish of {func} closes initcall_start of {other.func}", other.start, ev
             )
-        st, i = found
-        o = self.pop_to(st, i, ev)
+        o = self.pop_to(found[0], found[1], ev)
+        st = self.stacks.get(found[0], [])
         span = Span(
             kind=SpanKind.INITCALL, path=o.path, origin=o.origin, func=o.func, idx=None,
             prio=None, level=o.level, start=o.start, finish=ev, ret=ret,
@@ -367,8 +385,7 @@ class _Builder:
         if found is None:
             self.finding(f"{ev.name.value} of {func} ({origin} #{idx}) without its start event", ev)
             return
-        st, i = found
-        o = self.pop_to(st, i, ev)
+        o = self.pop_to(found[0], found[1], ev)
         if o.prio != prio or o.func != func:
             self.finding(
                 f"{ev.name.value} disagrees with its start: prio {o.prio}/{prio}, func {o.func}/{func}",
@@ -432,8 +449,9 @@ class _Builder:
         if found is None:
             self.finding(f"`initcall {func} returned` without its `calling` line", ev)
             return
-        st, i = found
-        o = st.pop(i)
+        o = self.stacks[found[0]].pop(found[1])
+        if not self.stacks[found[0]]:
+            del self.stacks[found[0]]
         span = Span(
             kind=SpanKind.INITCALL, path=o.path, origin=o.origin, func=o.func, idx=None,
             prio=o.prio, level=None, start=o.start, finish=ev, ret=int(ret),
@@ -444,7 +462,7 @@ class _Builder:
     # -- driver ------------------------------------------------------------
 
     def run(self) -> Capture:
-        handlers = {
+        by_name: dict[EventName, Callable[[Event], None]] = {
             EventName.INITCALL_LEVEL: self.on_level,
             EventName.INITCALL_START: self.on_initcall_start,
             EventName.INITCALL_FINISH: self.on_initcall_finish,
@@ -458,8 +476,11 @@ class _Builder:
             EventName.DMESG_CALLING: self.on_dmesg_calling,
             EventName.DMESG_RETURNED: self.on_dmesg_returned,
         }
+        # Keyed by the name's string: an Enum's hash is computed in Python.
+        handlers = {k.value: h for k, h in by_name.items()}
+        get = handlers.get
         for ev in self.parsed.events:
-            h = handlers.get(ev.name)
+            h = get(ev.name._value_)
             if h is not None:
                 h(ev)
         ends = "the capture ends" if not self.parsed.gaps else "the capture ends (it has gaps)"

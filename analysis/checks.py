@@ -110,7 +110,7 @@ def _boot_items(cap: Capture) -> list[tuple[Span, tuple[int, int], tuple[int, in
         elif s.kind is SpanKind.INITCALL:
             if s.prio is not None:
                 items.append((s, (s.prio, 0), (s.prio, 0)))
-            elif s.level in LEVEL_BANDS:
+            elif s.level is not None and s.level in LEVEL_BANDS:
                 bands = LEVEL_BANDS[s.level]
                 items.append((s, (bands[0], 0), (bands[-1], 0)))
     return items
@@ -119,7 +119,7 @@ def _boot_items(cap: Capture) -> list[tuple[Span, tuple[int, int], tuple[int, in
 def _describe_prio(s: Span) -> str:
     if s.prio is not None:
         return f"prio {s.prio}"
-    if s.level in LEVEL_BANDS:
+    if s.level is not None and s.level in LEVEL_BANDS:
         bands = LEVEL_BANDS[s.level]
         return f"level {s.level}, prio {bands[0]}..{bands[-1]}"
     return "prio unknown"
@@ -236,13 +236,23 @@ def check_no_init_after_failure(cap: Capture) -> CheckResult:
                    note="" if any_failure else "no failed pair init in the capture")
 
 
-Known = dict[tuple[str, str, Optional[int]], str]
+#: (path, origin) -> {idx: exit function} of the pairs known to have an exit.
+Known = dict[tuple[str, str], dict[int, str]]
 
 
 def _known_exits(cap: Capture) -> Known:
     """Pairs known to have an exit, with the exit's name: any pair whose exit
     ran anywhere in the capture (a trace cannot show an exit that never ran)."""
-    return {e.key: e.func for u in cap.units for e in u.exits}
+    known: Known = {}
+    for u in cap.units:
+        for e in u.exits:
+            if e.idx is not None:
+                known.setdefault((u.path.value, u.origin), {})[e.idx] = e.func
+    return known
+
+
+def _has_exit(known: Known, u: Unit, idx: Optional[int]) -> bool:
+    return idx is not None and idx in known.get((u.path.value, u.origin), {})
 
 
 def _succeeded_before(u: Unit, limit: Optional[int], known: Known) -> dict[int, str]:
@@ -254,9 +264,8 @@ def _succeeded_before(u: Unit, limit: Optional[int], known: Known) -> dict[int, 
     for s in u.inits:
         if s.idx is not None and s.status is Status.OK and (limit is None or s.idx < limit):
             out[s.idx] = s.func
-    for (path, origin, idx), func in known.items():
-        if (path == u.path.value and origin == u.origin and idx is not None
-                and idx not in with_init and (limit is None or idx < limit)):
+    for idx, func in known.get((u.path.value, u.origin), {}).items():
+        if idx not in with_init and (limit is None or idx < limit):
             out[idx] = func
     return out
 
@@ -286,7 +295,7 @@ def check_unwind_after_failure(cap: Capture) -> CheckResult:
         any_unwind = True
         assert f.idx is not None
         succeeded = _succeeded_before(u, f.idx, known)
-        exp_idx = sorted((i for i in succeeded if (u.path.value, u.origin, i) in known), reverse=True)
+        exp_idx = sorted((i for i in succeeded if _has_exit(known, u, i)), reverse=True)
         actual = [e for e in u.exits if e.start.line > f.start.line]
         act_idx = [e.idx for e in actual]
         if exp_idx != act_idx:
@@ -391,7 +400,7 @@ def check_exit_exactly_once(cap: Capture) -> CheckResult:
         unloaded = any(e.reason is ExitReason.UNLOAD for e in u.exits)
         if unloaded or (u.free is not None and f is None):
             for idx, func in sorted(ok.items()):
-                if (u.path.value, u.origin, idx) in known and idx not in count:
+                if _has_exit(known, u, idx) and idx not in count:
                     init = inits.get(idx)
                     findings.append(Finding(
                         name, f"{u.name()}: pair #{idx} {func} succeeded and has an exit "

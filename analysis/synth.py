@@ -151,7 +151,7 @@ def simulate_boot(w: TraceWriter, plain: dict[str, list[str]], pairs: list[Pair]
                   task: Optional[Task] = None) -> None:
     """A patched boot: ``plain`` maps band name to its classic initcalls;
     ``pairs`` are built-in pairs in link order."""
-    task = task or Task("swapper", 1, 0)
+    boot_task = task or Task("swapper", 1, 0)
     order = sorted(range(len(pairs)), key=lambda i: (pairs[i].prio, i))
     table = [pairs[i] for i in order]
     done: dict[int, bool] = {}
@@ -163,17 +163,17 @@ def simulate_boot(w: TraceWriter, plain: dict[str, list[str]], pairs: list[Pair]
         start = nxt
         while nxt < len(table) and table[nxt].prio < limit:
             nxt += 1
-        _run_pairs(w, task, "boot", table, iter(range(start, nxt)), done, skipped)
+        _run_pairs(w, boot_task, "boot", table, iter(range(start, nxt)), done, skipped)
 
-    w.level(task, "early")
+    w.level(boot_task, "early")
     for func in plain.get("early", []):
-        w.initcall(task, func)
+        w.initcall(boot_task, func)
     for band, prio, level in BAND_WALK:
         below(prio)
         if level is not None:
-            w.level(task, level)
+            w.level(boot_task, level)
         for func in plain.get(band, []):
-            w.initcall(task, func)
+            w.initcall(boot_task, func)
         below(prio + 1)
     below(1 << 40)
 

@@ -1,0 +1,305 @@
+"""``python3 -m analysis``: one CLI with subcommands.
+
+Exit status: 0 every check holds, 1 findings, 2 usage or unreadable input.
+Results go to stdout (or ``-o FILE``), progress and errors to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from typing import Callable, Optional, Sequence
+
+from analysis import __version__
+from analysis.bench import format_bench, run_bench
+from analysis.build import build_capture
+from analysis.checks import CHECKS, run_checks
+from analysis.model import Verdict
+from analysis.parse import InputError, parse_text, read_input
+from analysis.render_chrome import chrome_trace
+from analysis.render_html import render_html
+from analysis.render_json import dumps, timeline_dict, verdict_dict
+from analysis.render_text import render_text
+from analysis.synth import SCENARIOS, large_trace_lines
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+EXIT_ERROR = 2
+
+#: Files ``report --out-dir DIR`` writes, by format; NAME is ``--name``.
+REPORT_FILES = {
+    "text": "{name}.timeline.txt",
+    "html": "{name}.timeline.html",
+    "chrome": "{name}.chrome.json",
+    "timeline-json": "{name}.timeline.json",
+    "verdict": "{name}.verdict.json",
+}
+
+EPILOG = """\
+input: a trace.dat (run through `trace-cmd report -N -t`), the text of
+`trace-cmd report`, or dmesg with initcall_debug; `-` reads standard input.
+
+exit status: 0 every check holds, 1 findings, 2 usage or unreadable input.
+
+examples:
+  python3 -m analysis check out/boot.dat
+  trace-cmd report -N -t -i modules.dat | python3 -m analysis timeline -
+  python3 -m analysis timeline --format html -o boot.html out/boot.dat
+  python3 -m analysis report --out-dir out/ out/modules.dat
+  python3 -m analysis bench --events 1000000
+"""
+
+CHECK_LIST = "\n".join(f"  {n}: {d}" for n, d in CHECKS)
+
+
+class Progress:
+    """Progress lines on stderr (never on stdout), silenced by --quiet."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet
+        self.t0 = time.perf_counter()
+
+    def __call__(self, msg: str) -> None:
+        if not self.quiet:
+            print(f"analysis: {msg} ({time.perf_counter() - self.t0:.2f} s)", file=sys.stderr)
+
+
+def _use_colour(mode: str, stream: object) -> bool:
+    if mode == "always":
+        return True
+    if mode == "never" or os.environ.get("NO_COLOR"):
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def analyse(path: str, progress: Callable[[str], None]) -> Verdict:
+    """Read, parse, build and check one input."""
+    progress(f"reading {path}")
+    text = read_input(path)
+    parsed = parse_text(text.text, text.source)
+    progress(f"parsed {len(parsed.events)} events from {parsed.line_count} lines "
+             f"({parsed.fmt.value})")
+    verdict = run_checks(build_capture(parsed))
+    progress(f"checked {len(verdict.capture.spans)} calls: "
+             f"{'ok' if verdict.ok else str(len(verdict.findings)) + ' finding(s)'}")
+    return verdict
+
+
+def _emit(text: str, output: Optional[str]) -> None:
+    if output is None or output == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    with open(output, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def _render(v: Verdict, fmt: str, args: argparse.Namespace, colour: bool) -> str:
+    if fmt == "text":
+        return render_text(v, slowest=args.slowest, colour=colour)
+    if fmt == "json":
+        return dumps(timeline_dict(v.capture))
+    if fmt == "chrome":
+        return dumps(chrome_trace(v), indent=None)
+    if fmt == "html":
+        return render_html(v, slowest=args.slowest)
+    raise InputError(f"unknown format {fmt}")
+
+
+def _status(v: Verdict) -> int:
+    return EXIT_OK if v.ok else EXIT_FINDINGS
+
+
+def cmd_parse(args: argparse.Namespace, progress: Progress) -> int:
+    progress(f"reading {args.input}")
+    text = read_input(args.input)
+    parsed = parse_text(text.text, text.source)
+    if args.format == "json":
+        out = {
+            "schema": "initexit-parse/1", "source": parsed.source, "format": parsed.fmt.value,
+            "cpus": parsed.cpus, "lines": parsed.line_count,
+            "events": [{"line": e.line, "ts_ns": e.ts_ns, "cpu": e.cpu, "pid": e.pid,
+                        "comm": e.comm, "name": e.name.value, "fields": e.info}
+                       for e in parsed.events],
+            "gaps": [{"line": g.line, "cpu": g.cpu, "dropped": g.dropped, "what": g.what}
+                     for g in parsed.gaps],
+            "unreadable": [{"line": p.line, "text": p.text} for p in parsed.problems],
+            "ignored_events": parsed.ignored,
+        }
+        _emit(dumps(out), args.output)
+    else:
+        counts: dict[str, int] = {}
+        for e in parsed.events:
+            counts[e.name.value] = counts.get(e.name.value, 0) + 1
+        lines = [f"{parsed.source}: {parsed.fmt.value}, {parsed.line_count} lines, "
+                 f"{len(parsed.events)} events" + (f", {parsed.cpus} CPU(s)" if parsed.cpus else "")]
+        lines += [f"  {n:<24} {c}" for n, c in sorted(counts.items())]
+        lines += [f"  ignored {n:<16} {c}" for n, c in sorted(parsed.ignored.items())]
+        lines += [f"  gap: {g.quote()}" for g in parsed.gaps]
+        lines += [f"  unreadable: {p.quote()}" for p in parsed.problems[:50]]
+        _emit("\n".join(lines) + "\n", args.output)
+    return EXIT_FINDINGS if parsed.gaps or parsed.problems else EXIT_OK
+
+
+def cmd_check(args: argparse.Namespace, progress: Progress) -> int:
+    v = analyse(args.input, progress)
+    if args.format == "json":
+        _emit(dumps(verdict_dict(v)), args.output)
+    else:
+        colour = args.output is None and _use_colour(args.color, sys.stdout)
+        _emit(render_text(v, slowest=0, colour=colour, timeline=False), args.output)
+    return _status(v)
+
+
+def cmd_timeline(args: argparse.Namespace, progress: Progress) -> int:
+    v = analyse(args.input, progress)
+    colour = args.output is None and _use_colour(args.color, sys.stdout)
+    _emit(_render(v, args.format, args, colour), args.output)
+    if args.output:
+        progress(f"wrote {args.output}")
+    return _status(v)
+
+
+def cmd_report(args: argparse.Namespace, progress: Progress) -> int:
+    v = analyse(args.input, progress)
+    name = args.name or _default_name(args.input)
+    os.makedirs(args.out_dir, exist_ok=True)
+    outputs = {
+        "text": render_text(v, slowest=args.slowest),
+        "html": render_html(v, slowest=args.slowest),
+        "chrome": dumps(chrome_trace(v), indent=None),
+        "timeline-json": dumps(timeline_dict(v.capture)),
+        "verdict": dumps(verdict_dict(v)),
+    }
+    for key, text in outputs.items():
+        path = os.path.join(args.out_dir, REPORT_FILES[key].format(name=name))
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        progress(f"wrote {path}")
+    colour = _use_colour(args.color, sys.stdout)
+    sys.stdout.write(render_text(v, slowest=args.slowest, colour=colour, timeline=False))
+    return _status(v)
+
+
+def _default_name(path: str) -> str:
+    if path == "-":
+        return "stdin"
+    base = os.path.basename(path)
+    for ext in (".dat", ".txt", ".report", ".log"):
+        if base.endswith(ext):
+            return base[: -len(ext)]
+    return base
+
+
+def cmd_bench(args: argparse.Namespace, progress: Progress) -> int:
+    if args.events < 1:
+        raise InputError("--events must be positive")
+    progress("generating and timing" if args.dat is None else f"timing trace-cmd on {args.dat}")
+    r = run_bench(args.events, args.dat)
+    _emit(dumps(r) if args.format == "json" else format_bench(r), args.output)
+    return EXIT_OK
+
+
+def cmd_synth(args: argparse.Namespace, progress: Progress) -> int:
+    if args.scenario == "large":
+        text = "".join(large_trace_lines(args.events))
+    else:
+        text = SCENARIOS[args.scenario]()
+    _emit(text, args.output)
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python3 -m analysis",
+        description="Timelines and order checks for initexit captures (trace-cmd or dmesg).",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+
+    def common(p: argparse.ArgumentParser, formats: Sequence[str], default: str) -> None:
+        p.add_argument("input", metavar="INPUT", help="trace.dat, trace-cmd report text, dmesg, or -")
+        p.add_argument("--format", choices=formats, default=default,
+                       help=f"output format (default {default})")
+        p.add_argument("-o", "--output", metavar="FILE", help="write the result here, not stdout")
+        p.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                       help="colour the text output (auto: only on a terminal)")
+        p.add_argument("--slowest", type=int, default=10, metavar="N",
+                       help="how many slowest calls to list (default 10)")
+        p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+
+    fmt = argparse.RawDescriptionHelpFormatter
+    p = sub.add_parser("parse", help="read the input and list what it holds",
+                       description="Count the events, gaps and unreadable lines of INPUT. "
+                                   "Exit 1 if it has gaps or unreadable lines.")
+    common(p, ("text", "json"), "text")
+    p.set_defaults(func=cmd_parse)
+    p = sub.add_parser("check", help="run the named invariants", formatter_class=fmt,
+                       description="Run every check; --format json prints the verdict.\n\n"
+                                   "checks:\n" + CHECK_LIST)
+    common(p, ("text", "json"), "text")
+    p.set_defaults(func=cmd_check)
+    for name, default, helptext in (
+            ("timeline", "text", "render the timeline (text, json, chrome, html)"),
+            ("export", "chrome", "export the timeline to a file format (default chrome)")):
+        p = sub.add_parser(name, help=helptext, description=helptext + ".")
+        common(p, ("text", "json", "chrome", "html"), default)
+        p.set_defaults(func=cmd_timeline)
+    p = sub.add_parser("report", help="write every output into a folder, print the summary",
+                       formatter_class=fmt,
+                       description="Write NAME.timeline.txt, NAME.timeline.html, NAME.chrome.json,\n"
+                                   "NAME.timeline.json and NAME.verdict.json into --out-dir and "
+                                   "print the\nslowest calls, the checks and the verdict.")
+    common(p, ("text",), "text")
+    p.add_argument("--out-dir", required=True, metavar="DIR")
+    p.add_argument("--name", metavar="NAME", help="file name prefix (default: input's base name)")
+    p.set_defaults(func=cmd_report)
+    p = sub.add_parser("bench", help="measure parse speed (events/s) on a large capture",
+                       description="Generate a >= --events synthetic trace (or take --dat, "
+                                   "timing `trace-cmd report` on it) and time the analysis.")
+    p.add_argument("--events", type=int, default=1_000_000, metavar="N")
+    p.add_argument("--dat", metavar="FILE", help="a real trace.dat to time trace-cmd report on")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("-o", "--output", metavar="FILE")
+    p.add_argument("-q", "--quiet", action="store_true")
+    p.set_defaults(func=cmd_bench)
+    p = sub.add_parser("synth", help="print a synthetic capture (trace-cmd report format)")
+    p.add_argument("scenario", choices=sorted(SCENARIOS) + ["large"])
+    p.add_argument("--events", type=int, default=1_000_000, metavar="N",
+                   help="events for the 'large' scenario")
+    p.add_argument("-o", "--output", metavar="FILE")
+    p.add_argument("-q", "--quiet", action="store_true")
+    p.set_defaults(func=cmd_synth)
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    progress = Progress(getattr(args, "quiet", False))
+    try:
+        status: int = args.func(args, progress)
+        return status
+    except InputError as e:
+        print(f"analysis: error: {e}", file=sys.stderr)
+        return EXIT_ERROR
+    except BrokenPipeError:
+        # The reader went away (| head); not an error of ours.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
+    except OSError as e:
+        print(f"analysis: error: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        return 130
+    except Exception as e:  # noqa: BLE001 - the CLI promises no traceback
+        if os.environ.get("ANALYSIS_DEBUG"):
+            raise
+        print(f"analysis: internal error: {type(e).__name__}: {e} "
+              f"(rerun with ANALYSIS_DEBUG=1 for the traceback, and report it)", file=sys.stderr)
+        return EXIT_ERROR

@@ -1,0 +1,121 @@
+"""Terminal output: the timeline, a slowest-N summary and the checks."""
+
+from __future__ import annotations
+
+from analysis.model import (
+    Capture,
+    CheckState,
+    Span,
+    SpanKind,
+    Status,
+    Verdict,
+    format_duration,
+    format_ns,
+)
+
+_RESET = "\033[0m"
+_COLOURS = {"red": "\033[31m", "green": "\033[32m", "yellow": "\033[33m", "dim": "\033[2m",
+            "bold": "\033[1m"}
+
+
+class Painter:
+    """Wraps text in ANSI colours, or does nothing when colour is off."""
+
+    def __init__(self, colour: bool) -> None:
+        self.colour = colour
+
+    def __call__(self, text: str, name: str) -> str:
+        if not self.colour:
+            return text
+        return f"{_COLOURS[name]}{text}{_RESET}"
+
+
+def _result(s: Span) -> str:
+    if s.kind is SpanKind.PAIR_EXIT:
+        r = s.reason.value if s.reason else "?"
+        return f"{r}" if s.status is Status.OK else f"{r}, unfinished"
+    if s.status is Status.UNFINISHED:
+        return "unfinished"
+    return "ok" if s.ret == 0 else f"ret={s.ret}"
+
+
+def _row(s: Span, paint: Painter) -> str:
+    idx = "" if s.idx is None else str(s.idx)
+    prio = str(s.prio) if s.prio is not None else (s.level or "")
+    res = _result(s)
+    if s.status is Status.FAILED or s.status is Status.UNFINISHED:
+        res = paint(res, "red")
+    func = s.func if len(s.func) <= 34 else s.func[:31] + "..."
+    origin = s.origin or "-"
+    origin = origin if len(origin) <= 16 else origin[:13] + "..."
+    return (f"{format_ns(s.start_ns)[:-3]:>14} {format_duration(s.duration_ns):>10}  "
+            f"{s.kind.value:<8} {s.path.value:<6} {origin:<16} {idx:>4} {prio:>8}  "
+            f"{func:<34} {res}")
+
+
+HEADER = (f"{'START (s)':>14} {'DURATION':>10}  {'KIND':<8} {'PATH':<6} {'ORIGIN':<16} "
+          f"{'IDX':>4} {'PRIO':>8}  {'FUNCTION':<34} RESULT")
+
+
+def render_timeline(cap: Capture, paint: Painter) -> list[str]:
+    """Every span, in start order (nested initcalls are folded into their pair)."""
+    out = [paint(HEADER, "bold")]
+    out += [_row(s, paint) for s in cap.spans]
+    return out
+
+
+def render_slowest(cap: Capture, n: int, paint: Painter) -> list[str]:
+    spans = [s for s in cap.spans if s.duration_ns is not None]
+    spans.sort(key=lambda s: (-(s.duration_ns or 0), s.start.line))
+    if not spans or n <= 0:
+        return []
+    out = [paint(f"Slowest {min(n, len(spans))} of {len(spans)} calls:", "bold")]
+    out += [_row(s, paint) for s in spans[:n]]
+    return out
+
+
+def render_checks(v: Verdict, paint: Painter) -> list[str]:
+    out = [paint("Checks:", "bold")]
+    marks = {CheckState.PASS: paint("PASS", "green"), CheckState.FAIL: paint("FAIL", "red"),
+             CheckState.SKIP: paint("SKIP", "yellow")}
+    for r in v.results:
+        line = f"  {marks[r.state]} {r.name}: {r.description}"
+        if r.state is CheckState.SKIP and r.note:
+            line += paint(f" ({r.note})", "dim")
+        out.append(line)
+        for f in r.findings:
+            out.append(f"       - {f.message}")
+            out += [paint(f"           {q}", "dim") for q in f.quotes]
+    for note in v.notes:
+        out.append(paint(f"  note: {note}", "dim"))
+    return out
+
+
+def render_summary_header(cap: Capture) -> str:
+    p = cap.parsed
+    cpus = f", {p.cpus} CPU(s)" if p.cpus else ""
+    return (f"initexit analysis of {p.source} ({p.fmt.value}, {p.line_count} lines, "
+            f"{len(p.events)} events{cpus}, {len(cap.spans)} calls)")
+
+
+def render_verdict_line(v: Verdict, paint: Painter) -> str:
+    n = len(v.findings)
+    failed = [r.name for r in v.results if r.state is CheckState.FAIL]
+    if v.ok:
+        return paint("Verdict: OK - every check holds", "green")
+    return paint(f"Verdict: FAIL - {n} finding(s) in {', '.join(failed)}", "red")
+
+
+def render_text(v: Verdict, slowest: int = 10, colour: bool = False,
+                timeline: bool = True) -> str:
+    """The whole terminal report: header, timeline, slowest-N, checks, verdict."""
+    paint = Painter(colour)
+    cap = v.capture
+    out = [paint(render_summary_header(cap), "bold"), ""]
+    if timeline:
+        out += render_timeline(cap, paint) + [""]
+    slow = render_slowest(cap, slowest, paint)
+    if slow:
+        out += slow + [""]
+    out += render_checks(v, paint) + ["", render_verdict_line(v, paint)]
+    return "\n".join(out) + "\n"
