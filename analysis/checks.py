@@ -180,7 +180,7 @@ def check_levels(cap: Capture) -> CheckResult:
         if (low is not None and s.prio < low) or (high is not None and s.prio >= high):
             lo = "-inf" if low is None else str(low)
             hi = "+inf" if high is None else str(high)
-            where = f"level {s.level}" if s.level else "before the first level"
+            where = f"in level {s.level}" if s.level else "before the first level"
             findings.append(Finding(
                 name, f"{s.label()} ran {where}, whose window is [{lo}, {hi})", _q(s)[:1]))
     return _result(name, findings)
@@ -300,7 +300,8 @@ def check_unwind_after_failure(cap: Capture) -> CheckResult:
         act_idx = [e.idx for e in actual]
         if exp_idx != act_idx:
             extra = [e for e in actual if e.idx not in succeeded]
-            missing = [f"#{i} {succeeded[i]}" for i in exp_idx if i not in act_idx]
+            exits = known.get((u.path.value, u.origin), {})
+            missing = [f"#{i} {exits.get(i, succeeded[i])}" for i in exp_idx if i not in act_idx]
             why = []
             if extra:
                 why.append(f"exits of pairs that had not succeeded: {_idx_list(extra)}")
@@ -308,7 +309,7 @@ def check_unwind_after_failure(cap: Capture) -> CheckResult:
                 why.append(f"missing exits: [{', '.join(missing)}]")
             if not why:
                 why.append("wrong order")
-            expected = ", ".join(f"#{i} {succeeded[i]}" for i in exp_idx)
+            expected = ", ".join(f"#{i} {exits.get(i, succeeded[i])}" for i in exp_idx)
             findings.append(Finding(
                 name,
                 f"{u.name()}: after #{f.idx} {f.func} failed with {f.ret}, expected exits "

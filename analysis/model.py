@@ -273,7 +273,7 @@ class Span:
 
     def label(self) -> str:
         """Short human description, e.g. ``init foo (module bar #2 prio 10)``."""
-        where = f"{self.path.value} {self.origin or '?'}"
+        where = f"{self.path.value} {self.origin}" if self.origin else self.path.value
         if self.idx is not None:
             where += f" #{self.idx}"
         if self.prio is not None:

@@ -37,7 +37,7 @@ TRACE_DAT_MAGIC = b"\x17\x08\x44tracing"
 TRACE_CMD_REPORT_ARGS = ("report", "-N", "-t")
 
 TRACE_LINE_RE = re.compile(
-    r"^\s*(.+?)-(\d+)\s+(?:\[(\d+)\]|(\d+))\s+(?:[^\s:]{4,6}\s+)?"
+    r"^\s*(.+?)-(\d+)\s+(?:\[(\d+)\]|(\d+))\s*(?:[^\s:]{4,6}\s+)?"
     r"(\d+(?:\.\d+)?):\s+(\w+):\s*(.*)$"
 )
 """One event line of ``trace-cmd report`` (also ftrace's ``trace`` file).
@@ -45,6 +45,9 @@ TRACE_LINE_RE = re.compile(
 Example::
 
         swapper-1     [000]     0.225379123: initcall_start:       func=init_sigframe_size+0x0
+
+With ``-l`` (latency format, ``%8.8s-%-5d %3d`` then the flags with no
+space between): ``  insmod-112     0d..1.     0.100050: module_load: ...``
 
 Groups: comm, pid, cpu (``[000]``), cpu (latency format ``-l``), timestamp,
 event name, fields.  comm may hold ``-``, digits and spaces: the comm ends
@@ -152,6 +155,11 @@ def _run_trace_cmd_report(path: str) -> str:
         err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         last = err[-1] if err else f"exit status {proc.returncode}"
         raise InputError(f"{path}: trace-cmd report failed: {last}")
+    if not proc.stdout.strip():
+        # trace-cmd 3.1.6 exits 0 with no output on a damaged file.
+        err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        why = f": {err[-1]}" if err else " (damaged or empty trace.dat?)"
+        raise InputError(f"{path}: trace-cmd report printed nothing{why}")
     return proc.stdout.decode("utf-8", "replace")
 
 

@@ -19,6 +19,7 @@ import re
 from typing import Any, Callable
 
 from analysis import synth
+from analysis.model import BANDS
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "fixtures")
@@ -216,7 +217,7 @@ def _dmesg(patched: bool, broken: bool = False) -> str:
     if broken:
         order[3], order[8] = order[8], order[3]
     for band, func in order:
-        prio = synth.BANDS[band]
+        prio = BANDS[band]
         tail = f" prio={prio} origin=obj_{band}" if patched else ""
         out.append(f"[    0.{t:06d}] calling  {func}+0x0/0x40 @ 1{tail}\n")
         t += 12

@@ -1,0 +1,25 @@
+"""Rewrite the golden files after an intended output change; review the diff.
+
+Run from the repository root: ``/usr/bin/python3 -m analysis.tests.regen_golden``.
+"""
+
+from __future__ import annotations
+
+import os
+
+from analysis.tests.golden_outputs import GOLDEN, GOLDEN_FIXTURES, golden_path, render_all
+
+
+def main() -> None:
+    os.makedirs(GOLDEN, exist_ok=True)
+    n = 0
+    for fixture in GOLDEN_FIXTURES:
+        for kind, text in render_all(fixture).items():
+            with open(golden_path(fixture, kind), "w", encoding="utf-8") as f:
+                f.write(text)
+            n += 1
+    print(f"wrote {n} golden files to {GOLDEN}; check `git diff analysis/tests/golden`")
+
+
+if __name__ == "__main__":
+    main()

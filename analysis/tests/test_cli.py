@@ -1,0 +1,108 @@
+"""The CLI as users and scripts/run call it: exit codes, streams, files."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from analysis.cli import REPORT_FILES, main
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+FIX = os.path.join(HERE, "fixtures")
+GOOD = os.path.join(FIX, "synthetic-module-fail-unwind.txt")
+BAD = os.path.join(FIX, "broken-unload-reverse-order.txt")
+
+
+def run(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([sys.executable, "-m", "analysis", *args], cwd=ROOT, input=stdin,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=False)
+
+
+def test_help() -> None:
+    r = run("--help")
+    assert r.returncode == 0
+    for word in (b"check", b"timeline", b"export", b"report", b"bench", b"exit status"):
+        assert word in r.stdout
+    assert run("check", "--help").returncode == 0
+
+
+def test_usage_errors_exit_2() -> None:
+    assert run().returncode == 2
+    assert run("check").returncode == 2
+    assert run("timeline", "--format", "pdf", GOOD).returncode == 2
+
+
+def test_missing_file_one_line_error() -> None:
+    r = run("check", "/nonexistent.txt")
+    assert r.returncode == 2
+    assert r.stderr.decode().strip().splitlines()[-1].startswith("analysis: error: /nonexistent.txt")
+    assert b"Traceback" not in r.stderr
+
+
+def test_stdin_and_exit_codes() -> None:
+    with open(GOOD, "rb") as f:
+        assert run("check", "-q", "-", stdin=f.read()).returncode == 0
+    with open(BAD, "rb") as f:
+        r = run("check", "-q", "-", stdin=f.read())
+    assert r.returncode == 1
+    assert b"unload-reverse-order" in r.stdout
+    assert r.stderr == b""
+
+
+def test_binary_garbage_on_stdin() -> None:
+    r = run("check", "-", stdin=bytes(range(256)) * 20)
+    assert r.returncode == 2 and b"Traceback" not in r.stderr
+
+
+def test_progress_on_stderr_results_on_stdout() -> None:
+    r = run("check", "--format", "json", GOOD)
+    json.loads(r.stdout)
+    assert b"analysis: " in r.stderr
+
+
+def test_no_colour_when_not_a_tty() -> None:
+    assert b"\033[" not in run("timeline", GOOD).stdout
+    assert b"\033[" in run("timeline", "--color", "always", GOOD).stdout
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "chrome", "html"])
+def test_timeline_formats_to_file(fmt: str, tmp_path: object) -> None:
+    out = os.path.join(str(tmp_path), "out." + fmt)
+    assert main(["timeline", "-q", "--format", fmt, "-o", out, GOOD]) == 0
+    with open(out, encoding="utf-8") as f:
+        data = f.read()
+    if fmt in ("json", "chrome"):
+        json.loads(data)
+    assert data
+
+
+def test_report_writes_every_output(tmp_path: object, capsys: pytest.CaptureFixture[str]) -> None:
+    d = str(tmp_path)
+    assert main(["report", "-q", "--out-dir", d, "--name", "modules", BAD]) == 1
+    for pattern in REPORT_FILES.values():
+        assert os.path.getsize(os.path.join(d, pattern.format(name="modules"))) > 0
+    out = capsys.readouterr().out
+    assert "Verdict: FAIL" in out and "unload-reverse-order" in out
+
+
+def test_parse_subcommand(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["parse", "-q", GOOD]) == 0
+    assert "initexit_init_start" in capsys.readouterr().out
+    assert main(["parse", "-q", os.path.join(FIX, "broken-trace-complete.txt")]) == 1
+
+
+def test_small_bench(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["bench", "-q", "--events", "2000", "--format", "json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    assert r["events"] >= 2000 and r["verdict_ok"] is True and r["parse_events_per_s"] > 0
+
+
+def test_synth_large_is_valid_trace(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["synth", "large", "--events", "3000", "-q"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("cpus=2\n") and text.count("\n") > 3000

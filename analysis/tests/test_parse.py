@@ -1,0 +1,106 @@
+"""Parser unit tests on single lines in trace-cmd's exact formats."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from analysis.model import EventName, InputFormat
+from analysis.parse import (
+    TRACE_DAT_MAGIC,
+    InputError,
+    parse_text,
+    read_input,
+    ts_to_ns,
+)
+from analysis.synth import format_line
+
+
+def test_ts_to_ns() -> None:
+    assert ts_to_ns("0.225379") == 225_379_000
+    assert ts_to_ns("0.225379123") == 225_379_123
+    assert ts_to_ns("12.5") == 12_500_000_000
+    assert ts_to_ns("123456") == 123456  # a raw counter clock
+
+
+def test_spec_example_line() -> None:
+    line = "    swapper-1     [000]     0.225379: initcall_start:       func=init_sigframe_size+0x0\n"
+    p = parse_text("cpus=1\n" + line)
+    (ev,) = p.events
+    assert (ev.comm, ev.pid, ev.cpu, ev.ts_ns) == ("swapper", 1, 0, 225_379_000)
+    assert ev.name is EventName.INITCALL_START
+    assert ev.info == "func=init_sigframe_size+0x0"
+    assert ev.line == 2
+    assert p.cpus == 1
+
+
+@pytest.mark.parametrize("comm", ["kworker/u4:1-events", "my app", "a-1", "swapper/0", "<...>"])
+def test_comm_with_dashes_and_spaces(comm: str) -> None:
+    line = format_line(comm, 4242, 1, 1_000_000_001, "module_load", "ie_demo OE")
+    (ev,) = parse_text(line).events
+    assert ev.comm == comm.strip()
+    assert ev.pid == 4242 and ev.cpu == 1 and ev.ts_ns == 1_000_000_001
+
+
+def test_latency_format_line() -> None:
+    line = "  insmod-112     0d..1.     0.100050: module_load:          ie_demo OE\n"
+    (ev,) = parse_text(line).events
+    assert ev.pid == 112 and ev.cpu == 0
+
+
+def test_ftrace_trace_file_line() -> None:
+    text = ("# tracer: nop\n#\n# entries-in-buffer/entries-written: 2/5   #P:2\n"
+            "         systemd-1       [001] .....    22.555418: initcall_start: func=fuse_len_args+0x0/0x30\n")
+    p = parse_text(text)
+    assert len(p.events) == 1
+    assert p.gaps and p.gaps[0].dropped == 3
+
+
+@pytest.mark.parametrize("marker,count", [("CPU:1 [1234 EVENTS DROPPED]", 1234),
+                                          ("CPU:0 [EVENTS DROPPED]", None)])
+def test_dropped_markers(marker: str, count: int | None) -> None:
+    text = "cpus=2\n" + marker + "\n" + format_line("sh", 1, 0, 5, "module_free", "x")
+    p = parse_text(text)
+    (gap,) = p.gaps
+    assert gap.line == 2 and gap.dropped == count
+
+
+def test_unknown_events_counted() -> None:
+    text = (format_line("sh", 1, 0, 5, "sched_switch", "prev_comm=sh")
+            + format_line("sh", 1, 0, 6, "module_free", "x"))
+    p = parse_text(text)
+    assert p.ignored == {"sched_switch": 1}
+
+
+def test_garbage_is_input_error() -> None:
+    with pytest.raises(InputError, match="line 1"):
+        parse_text("not a trace\n")
+
+
+def test_dmesg_detected() -> None:
+    text = ("[    0.100000] calling  foo_init+0x0/0x30 @ 1 prio=-3000 origin=foo\n"
+            "[    0.100020] initcall foo_init+0x0/0x30 returned 0 after 17 usecs prio=-3000 origin=foo\n")
+    p = parse_text(text)
+    assert p.fmt is InputFormat.DMESG and len(p.events) == 2
+
+
+def test_read_input_missing_file() -> None:
+    with pytest.raises(InputError, match="cannot read"):
+        read_input("/nonexistent/trace.dat")
+
+
+def test_read_input_stdin_text() -> None:
+    t = read_input("-", io.BytesIO(b"cpus=1\n"))
+    assert t.source == "<stdin>" and t.text == "cpus=1\n"
+
+
+def test_read_input_dat_needs_trace_cmd_and_reports_failure(tmp_path: object) -> None:
+    # A file with the trace.dat magic but no content: trace-cmd (if
+    # installed) refuses it, and that becomes a one-line InputError.
+    import os
+    path = os.path.join(str(tmp_path), "broken.dat")
+    with open(path, "wb") as f:
+        f.write(TRACE_DAT_MAGIC + b"\x00" * 8)
+    with pytest.raises(InputError):
+        read_input(path)
