@@ -1,0 +1,176 @@
+# shellcheck shell=bash
+# Booting the guest in QEMU and bringing its results home.
+# Sourced after common.sh.
+
+GUEST_MEM=${INITEXIT_GUEST_MEM:-512M}
+GUEST_SMP=2
+# Per-CPU ring buffer for the boot events (trace_buf_size is per CPU).
+TRACE_BUF_SIZE=${INITEXIT_TRACE_BUF_SIZE:-4096K}
+# The one place the host's trace-cmd report flags are chosen: -N no
+# plugins (same text on every machine), -t full-precision timestamps.
+REPORT_FLAGS=(-N -t)
+
+# The kernel command line of every boot; --append adds to it.
+#  initcall_debug      a dmesg line per initcall (name, result, duration)
+#  trace_event=...     events on from the first initcall; initexit:* is the
+#                      series' own system (a stock kernel only logs that it
+#                      does not know it)
+#  trace_clock=global  otherwise late_trace_init switches clocks when
+#                      sched_clock is unstable, which wipes the boot events
+#  panic=-1            a panic reboots at once; with -no-reboot QEMU exits
+base_cmdline() {
+	printf '%s' "console=ttyS0 earlyprintk=serial,ttyS0,115200 initcall_debug" \
+		" trace_event=initcall:*,module:*,initexit:* trace_buf_size=$TRACE_BUF_SIZE" \
+		" trace_clock=global panic=-1"
+}
+
+# qemu_cmd ACCEL KERNEL APPEND [INITRD [DISK]] : sets QEMU_CMD.
+qemu_cmd() {
+	local accel=$1 kernel=$2 append=$3 initrd=${4:-} disk=${5:-}
+	QEMU_CMD=(qemu-system-x86_64 -nographic -no-reboot -nic none
+		-accel "$accel" -m "$GUEST_MEM" -smp "$GUEST_SMP"
+		-kernel "$kernel" -append "$append")
+	[ -z "$initrd" ] || QEMU_CMD+=(-initrd "$initrd")
+	[ -z "$disk" ] || QEMU_CMD+=(
+		-drive "file=$disk,format=raw,if=none,id=results"
+		-device "virtio-blk-pci,drive=results,serial=initexit-results")
+}
+
+qemu_version() { qemu-system-x86_64 --version | sed -n '1s/^QEMU emulator version //p'; }
+
+# --------------------------------------------------------------- accelerator
+
+# kvm_works KERNEL : a short KVM boot (no initramfs: the kernel prints its
+# banner, panics on the missing root and QEMU exits) must reach the console
+# within 20 s. On some hosts /dev/kvm exists but a guest hangs before its
+# first line. The answer is cached until the host reboots.
+kvm_works() {
+	local kernel=$1 key log rc
+	local probe_file=${CACHE:?}/kvm-probe
+	key="$(cat /proc/sys/kernel/random/boot_id 2>/dev/null) $(uname -r) $(qemu_version)"
+	if [ -f "$probe_file" ] && [ "$(sed -n 1p "$probe_file")" = "$key" ]; then
+		KVM_PROBE="cached: $(sed -n 2p "$probe_file") (delete $probe_file to probe again)"
+		[ "$(sed -n 2p "$probe_file")" = works ]
+		return
+	fi
+	log "probing KVM with a 20 s boot"
+	qemu_cmd kvm "$kernel" "console=ttyS0 earlyprintk=serial,ttyS0,115200 panic=-1"
+	log=$(mktemp)
+	rc=0
+	show_cmd timeout -k 5 20 "${QEMU_CMD[@]}"
+	timeout -k 5 20 "${QEMU_CMD[@]}" </dev/null >"$log" 2>&1 || rc=$?
+	local verdict
+	if grep -q 'Linux version' "$log"; then
+		verdict=works
+	elif [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+		verdict="hangs (no console line within 20 s)"
+	else
+		verdict="fails (qemu exit $rc: $(grep -m1 -i 'error\|fail' "$log" || tail -n1 "$log"))"
+	fi
+	rm -f "$log"
+	mkdir -p "$CACHE"
+	printf '%s\n%s\n' "$key" "$verdict" >"$probe_file"
+	KVM_PROBE=$verdict
+	[ "$verdict" = works ]
+}
+
+# choose_accel WANT KERNEL : sets ACCEL (kvm|tcg) and ACCEL_NOTE.
+choose_accel() {
+	local want=$1 kernel=$2
+	KVM_PROBE=''
+	case "$want" in
+	tcg)
+		ACCEL=tcg ACCEL_NOTE="requested with --accel tcg" ;;
+	kvm)
+		ACCEL=kvm ACCEL_NOTE="requested with --accel kvm" ;;
+	auto)
+		if [ ! -e /dev/kvm ]; then
+			ACCEL=tcg ACCEL_NOTE="no /dev/kvm"
+		elif [ ! -r /dev/kvm ] || [ ! -w /dev/kvm ]; then
+			ACCEL=tcg ACCEL_NOTE="/dev/kvm not usable by $(id -un) (add yourself to group kvm)"
+		elif [ "$DRY_RUN" = 1 ]; then
+			ACCEL=kvm ACCEL_NOTE="dry run: KVM not probed"
+		elif kvm_works "$kernel"; then
+			ACCEL=kvm ACCEL_NOTE="KVM probe: $KVM_PROBE"
+		else
+			ACCEL=tcg ACCEL_NOTE="KVM probe: $KVM_PROBE"
+		fi
+		if [ "$ACCEL" = tcg ]; then
+			loud "KVM NOT USED: $ACCEL_NOTE." \
+				"Falling back to TCG (software emulation): timings are TCG timings," \
+				"not KVM timings. meta.json records accel=tcg. (--accel tcg silences this.)"
+		fi ;;
+	esac
+	log "accelerator: $ACCEL ($ACCEL_NOTE)"
+}
+
+# ---------------------------------------------------------------- the boot
+
+# boot_guest ACCEL KERNEL INITRD OUT TIMEOUT APPEND : boot once, stream the
+# console to stderr and OUT/console.log, unpack the results disk into OUT.
+# Sets QEMU_RC (124 when the timeout hit).
+boot_guest() {
+	local accel=$1 kernel=$2 initrd=$3 out=$4 secs=$5 append=$6
+	local disk=$out/.results.img
+	run_cmd rm -f "$disk"
+	run_cmd truncate -s 512M "$disk"
+	qemu_cmd "$accel" "$kernel" "$append" "$initrd" "$disk"
+	QEMU_RC=0
+	show_cmd timeout -k 10 "$secs" "${QEMU_CMD[@]}"
+	if [ "$DRY_RUN" = 1 ]; then
+		show_cmd tar -xf "$disk" -C "$out"
+		return 0
+	fi
+	# -k: QEMU ignoring SIGTERM must not outlive the timeout by more than 10 s.
+	timeout -k 10 "$secs" "${QEMU_CMD[@]}" </dev/null 2>&1 |
+		sed -u 's/\r$//' | tee "$out/console.log" >&2 || QEMU_RC=${PIPESTATUS[0]}
+	[ "$QEMU_RC" != 137 ] || QEMU_RC=124
+	# An all-zero disk (the guest never wrote) reads as an empty archive.
+	tar -xf "$disk" -C "$out" --no-same-owner 2>/dev/null || true
+	rm -f "$disk"
+}
+
+# ----------------------------------------------------------------- reports
+
+# trace_report DAT : the host's trace-cmd report of DAT into DAT's
+# <name>.report.txt. Fails when trace-cmd cannot read it.
+trace_report() {
+	local dat=$1 txt=${1%.dat}.report.txt
+	show_cmd trace-cmd report "${REPORT_FLAGS[@]}" -i "$dat" '>' "$txt"
+	[ "$DRY_RUN" = 1 ] && return 0
+	trace-cmd report "${REPORT_FLAGS[@]}" -i "$dat" >"$txt" 2>"$txt.err" || {
+		cat "$txt.err" >&2
+		return 1
+	}
+	[ -s "$txt.err" ] || rm -f "$txt.err"
+}
+
+# count_events REPORT NAME : how many NAME events a report holds.
+count_events() {
+	grep -c " $2: " "$1" 2>/dev/null || true
+}
+
+# run_report OUT : the analysis (analysis/, owned by another part of the
+# project) on each trace: `python3 -m analysis report` writes
+# NAME.timeline.{txt,html,json}, NAME.chrome.json and NAME.verdict.json and
+# prints the checks, kept in NAME.check.txt. Sets REPORT_RC to the worst
+# exit status (0 checks hold, 1 findings, 2 input error), '' when not run.
+run_report() {
+	local out=$1 name rc
+	REPORT_RC=''
+	if [ ! -f "$INITEXIT_ROOT/analysis/__main__.py" ]; then
+		log "analysis/ not present: no timeline or checks"
+		return 0
+	fi
+	for name in boot scenario; do
+		[ -s "$out/$name.report.txt" ] || [ "$DRY_RUN" = 1 ] || continue
+		rc=0
+		show_cmd "$PYTHON" -m analysis report --out-dir "$out" --name "$name" "$out/$name.report.txt"
+		[ "$DRY_RUN" = 1 ] && continue
+		(cd "$INITEXIT_ROOT" && "$PYTHON" -m analysis report -q --color never --out-dir "$out" \
+			--name "$name" "$out/$name.report.txt") >"$out/$name.check.txt" || rc=$?
+		sed "s/^/  [$name] /" "$out/$name.check.txt" >&2
+		if [ -z "$REPORT_RC" ] || [ "$rc" -gt "$REPORT_RC" ]; then REPORT_RC=$rc; fi
+	done
+	[ -z "$REPORT_RC" ] || log "analysis: worst exit status $REPORT_RC (0 = every check holds)"
+}

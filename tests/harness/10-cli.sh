@@ -1,0 +1,37 @@
+#!/bin/bash
+# Harness CLI: --help and bad arguments on every entry point, and
+# scripts/run --dry-run on an empty cache prints the make, qemu and
+# trace-cmd commands while building and booting nothing. No guest boot.
+set -u
+. "$(dirname "$0")/lib.sh"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+for cmd in scripts/run scripts/test scripts/regen-patches initramfs/build; do
+	"$ROOT/$cmd" --help >"$tmp/o" 2>&1
+	expect "$cmd --help exits 0" [ $? = 0 ]
+	expect "... with a usage text" grep -q '^Usage: ' "$tmp/o"
+	"$ROOT/$cmd" --no-such-option >"$tmp/o" 2>&1
+	expect "$cmd with a bad argument exits 2" [ $? = 2 ]
+	expect "... and prints the usage" grep -q '^Usage: ' "$tmp/o"
+done
+
+"$ROOT/scripts/run" --accel warp >/dev/null 2>&1
+expect "scripts/run --accel warp is a usage error" [ $? = 2 ]
+"$ROOT/scripts/run" --timeout soon >/dev/null 2>&1
+expect "scripts/run --timeout soon is a usage error" [ $? = 2 ]
+
+# Dry run against an empty cache: nothing may be created there.
+INITEXIT_CACHE=$tmp/cache "$ROOT/scripts/run" --dry-run --out "$tmp/out" >"$tmp/stdout" 2>"$tmp/dry"
+rc=$?
+expect "scripts/run --dry-run exits 0" [ "$rc" = 0 ]
+for want in 'tar -xf /usr/src/linux-source-6.12.tar.xz' 'make -C .* tinyconfig' \
+	'merge_config.sh' 'make -C .* bzImage modules' 'qemu-system-x86_64 .*-no-reboot' \
+	'trace-cmd extract -o /tmp/out/boot.dat' 'trace-cmd record -e initcall -e module' \
+	'trace-cmd report -N -t -i .*/boot.dat'; do
+	expect "--dry-run prints: $want" grep -q -e "^+ .*$want" "$tmp/dry"
+done
+expect "--dry-run unpacked no tree" [ ! -e "$tmp/cache/linux-patched" ]
+expect "--dry-run booted nothing (no console.log)" [ ! -e "$tmp/out/console.log" ]
+[ "$_failed" = 0 ] || sed 's/^/# /' "$tmp/dry"
+ktap_end

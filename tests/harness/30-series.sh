@@ -1,0 +1,75 @@
+#!/bin/bash
+# patches/ handling on a small made-up tree (no kernel needed):
+# scripts/regen-patches writes the commits as numbered patches plus series
+# and keeps the cover letter; apply_series applies them once, refuses to
+# drop uncommitted work, and stops on a patch that does not apply, naming
+# the patch and the file.
+set -u
+. "$(dirname "$0")/lib.sh"
+. "$ROOT/scripts/lib/common.sh"
+. "$ROOT/scripts/lib/kernel.sh"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export INITEXIT_CACHE=$tmp/cache CACHE=$tmp/cache
+
+tree=$tmp/tree
+mkdir -p "$tree/kernel"
+printf 'int a;\nint b;\nint c;\n' >"$tree/kernel/a.c"
+printf 'one\ntwo\nthree\n' >"$tree/README"
+git init -q -b initexit "$tree"
+git_tree "$tree" add -A
+git_tree "$tree" commit -q -m base
+git_tree "$tree" tag -a -m base initexit-base
+printf 'int a;\nint b2;\nint c;\n' >"$tree/kernel/a.c"
+git_tree "$tree" commit -q -a -m "kernel: rename b"
+printf 'one\ntwo\nthree\nfour\n' >"$tree/README"
+git_tree "$tree" commit -q -a -m "README: add four"
+want_tree=$(git -C "$tree" rev-parse 'HEAD^{tree}')
+
+pdir=$tmp/patches
+mkdir -p "$pdir"
+echo "cover letter text" >"$pdir/0000-cover-letter.patch"
+echo stale >"$pdir/0007-stale-old-patch.patch"
+"$ROOT/scripts/regen-patches" --tree "$tree" --patches "$pdir" 2>"$tmp/regen.err"
+expect "regen-patches exits 0" [ $? = 0 ]
+expect "regen-patches keeps 0000-cover-letter.patch" grep -q 'cover letter text' "$pdir/0000-cover-letter.patch"
+expect "regen-patches removes old numbered patches" [ ! -e "$pdir/0007-stale-old-patch.patch" ]
+expect "series lists the two patches in order, not the cover letter" \
+	[ "$(cat "$pdir/series")" = "$(printf '0001-kernel-rename-b.patch\n0002-README-add-four.patch')" ]
+expect "patches carry base-commit:" grep -q '^base-commit: ' "$pdir/0001-kernel-rename-b.patch"
+
+git -C "$tree" reset -q --hard initexit-base
+apply_series "$tree" "$pdir" 2>"$tmp/apply.err"
+expect "apply_series applies the series" [ "$(git -C "$tree" rev-parse 'HEAD^{tree}')" = "$want_tree" ]
+head1=$(git -C "$tree" rev-parse HEAD)
+apply_series "$tree" "$pdir" 2>"$tmp/apply2.err"
+expect "a second apply_series changes nothing" [ "$(git -C "$tree" rev-parse HEAD)" = "$head1" ]
+expect "... and says the series is already applied" grep -q 'already applied' "$tmp/apply2.err"
+
+# A developer edit with a changed series: refuse rather than reset it away.
+echo "int d;" >>"$tree/kernel/a.c"
+echo >>"$pdir/0002-README-add-four.patch"	# a changed series
+(apply_series "$tree" "$pdir") 2>"$tmp/dirty.err"
+expect "uncommitted edits + changed series: apply_series refuses" [ $? = "$EXIT_HARNESS" ]
+expect "... and says why" grep -q 'uncommitted changes' "$tmp/dirty.err"
+expect "... and the edit is still there" grep -q 'int d;' "$tree/kernel/a.c"
+git -C "$tree" checkout -q -- kernel/a.c
+
+# A patch that does not apply: one whose context is not in the file.
+bad=$tmp/bad
+mkdir -p "$bad"
+cp "$pdir/0001-kernel-rename-b.patch" "$bad/"
+sed -e 's/kernel: rename b/kernel: rename c/' -e 's/^-int b;/-int zzz;/' -e 's/^+int b2;/+int c2;/' \
+	"$pdir/0001-kernel-rename-b.patch" >"$bad/0002-kernel-rename-c.patch"
+printf '0001-kernel-rename-b.patch\n0002-kernel-rename-c.patch\n' >"$bad/series"
+(apply_series "$tree" "$bad") 2>"$tmp/bad.err"
+rc=$?
+expect "a patch that does not apply stops with status $EXIT_HARNESS" [ "$rc" = "$EXIT_HARNESS" ]
+expect "... naming the patch" grep -q 'patch 2 of the series, 0002-kernel-rename-c.patch, does not apply' "$tmp/bad.err"
+expect "... naming the file and the hunk" grep -q 'patch failed: kernel/a.c:1' "$tmp/bad.err"
+expect "... saying what to do" grep -q 'git am -3' "$tmp/bad.err"
+expect "... leaving the patches before it applied" \
+	[ "$(git -C "$tree" log -1 --format=%s)" = "kernel: rename b" ]
+expect "... and no git am in progress" [ ! -d "$tree/.git/rebase-apply" ]
+[ "$_failed" = 0 ] || sed 's/^/# /' "$tmp"/*.err
+ktap_end

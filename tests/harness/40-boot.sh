@@ -1,0 +1,92 @@
+#!/bin/bash
+# Boot tests of scripts/run (each boots the patched kernel under QEMU):
+#  - the run scripts/test made for the in-guest tests brought home a boot
+#    trace with >= 100 initcall_start events that the host's trace-cmd
+#    reads, a scenario trace, and meta.json;
+#  - a guest script that exits 3 makes scripts/run exit 3, and a module
+#    given with --modules is in the guest at $USER_MODULES;
+#  - a guest that panics, and one that hangs, fail within the timeout with
+#    the console tail, and the boot trace still comes home.
+set -u
+. "$(dirname "$0")/lib.sh"
+work=${INITEXIT_TEST_OUT:-$(mktemp -d)}
+mkdir -p "$work"
+accel=${INITEXIT_TEST_ACCEL:-auto}
+
+if [ "${INITEXIT_TEST_NO_BOOT:-0}" = 1 ]; then
+	skip "boot tests" "--no-boot"
+	ktap_end
+	exit
+fi
+
+json() { /usr/bin/python3 -c 'import json,sys
+d=json.load(open(sys.argv[1]))
+for k in sys.argv[2].split("."): d=d.get(k) if isinstance(d, dict) else None
+print("" if d is None else d)' "$1" "$2" 2>/dev/null; }
+
+# --- the run of the in-guest tests (made by scripts/test)
+if [ -z "$RUN_OUT" ] || [ ! -d "$RUN_OUT" ]; then
+	skip "output of the in-guest test run" "scripts/test did not pass INITEXIT_TEST_RUN_OUT"
+else
+	n=$(grep -c ' initcall_start: ' "$RUN_OUT/boot.report.txt" 2>/dev/null)
+	expect "the boot trace has >= 100 initcall_start events (has ${n:-0})" [ "${n:-0}" -ge 100 ]
+	expect "the host's trace-cmd report reads boot.dat" trace-cmd report -N -i "$RUN_OUT/boot.dat" -q
+	expect "the boot trace starts at the first initcalls (console initcalls are in it)" \
+		grep -q 'initcall_start: *func=con_init' "$RUN_OUT/boot.report.txt"
+	expect "scenario.dat came home and trace-cmd reads it" trace-cmd report -N -i "$RUN_OUT/scenario.dat" -q
+	expect "dmesg.txt holds initcall_debug lines" grep -q 'calling  .*@ 1' "$RUN_OUT/dmesg.txt"
+	for key in kernel_release series_hash kernel_cmdline accel qemu_version trace_cmd_version \
+		date steps_seconds guest.clocksource guest.trace_clock guest.kernel_release; do
+		expect "meta.json has $key" [ -n "$(json "$RUN_OUT/meta.json" "$key")" ]
+	done
+	expect "meta.json: trace_clock is global" [ "$(json "$RUN_OUT/meta.json" guest.trace_clock)" = global ]
+	cs=$(json "$RUN_OUT/meta.json" guest.clocksource)
+	expect "the guest clocksource is not jiffies (is $cs)" [ "${cs:-jiffies}" != jiffies ]
+	expect "meta.json accel is kvm or tcg" grep -q -E '"accel": "(kvm|tcg)"' "$RUN_OUT/meta.json"
+fi
+
+# --- exit status 3 and --modules
+cat >"$work/exit3.sh" <<'SH'
+set -eu
+insmod "$USER_MODULES/initexit_hello.ko"
+grep initexit_hello /proc/modules >"$INITEXIT_OUT/hello.txt"
+rmmod initexit_hello
+exit 3
+SH
+"$ROOT/scripts/run" --accel "$accel" --out "$work/exit3" --guest-script "$work/exit3.sh" \
+	--modules "$ROOT/tests/harness/fixtures/hello-module" >/dev/null 2>"$work/exit3.err"
+rc=$?
+expect "a guest script that exits 3 makes scripts/run exit 3 (got $rc)" [ "$rc" = 3 ]
+expect "--modules: the module was in the guest at \$USER_MODULES and loaded" \
+	grep -q '^initexit_hello ' "$work/exit3/guest/hello.txt"
+expect "scenario.report.txt shows the module load" \
+	grep -q 'module_load: *initexit_hello' "$work/exit3/scenario.report.txt"
+expect "meta.json records guest_exit 3" [ "$(json "$work/exit3/meta.json" guest_exit)" = 3 ]
+
+# --- panic: with panic=-1 the guest reboots at once and QEMU exits
+echo 'echo c >/proc/sysrq-trigger' >"$work/panic.sh"
+t0=$(date +%s)
+"$ROOT/scripts/run" --accel "$accel" --out "$work/panic" --guest-script "$work/panic.sh" \
+	--timeout 120 --no-report >/dev/null 2>"$work/panic.err"
+rc=$?
+secs=$(($(date +%s) - t0))
+expect "a panicking guest fails scripts/run (exit $rc)" [ "$rc" = 125 ]
+expect "... well within the timeout (${secs} s of 120)" [ "$secs" -lt 120 ]
+expect "... saying it panicked" grep -q 'the guest kernel panicked' "$work/panic.err"
+expect "... with the last console lines" grep -q -e '---- last 30 lines of .*console.log' "$work/panic.err"
+expect "... and the boot trace still came home" [ -s "$work/panic/boot.dat" ]
+
+# --- hang: the guest script never ends; --timeout stops it
+echo 'sleep 100000' >"$work/hang.sh"
+t0=$(date +%s)
+"$ROOT/scripts/run" --accel "$accel" --out "$work/hang" --guest-script "$work/hang.sh" \
+	--timeout 40 --no-report >/dev/null 2>"$work/hang.err"
+rc=$?
+secs=$(($(date +%s) - t0))
+expect "a hanging guest fails scripts/run with 124 (exit $rc)" [ "$rc" = 124 ]
+expect "... within the timeout (${secs} s for --timeout 40 plus the build check)" [ "$secs" -lt 70 ]
+expect "... saying it did not finish" grep -q 'did not finish within --timeout 40' "$work/hang.err"
+expect "... with the last console lines" grep -q -e '---- last 30 lines of .*console.log' "$work/hang.err"
+expect "... and the boot trace still came home" [ -s "$work/hang/boot.dat" ]
+[ "$_failed" = 0 ] || tail -n 40 "$work"/*.err | sed 's/^/# /'
+ktap_end
