@@ -123,7 +123,8 @@ boot_guest() {
 	fi
 	# -k: QEMU ignoring SIGTERM must not outlive the timeout by more than 10 s.
 	timeout -k 10 "$secs" "${QEMU_CMD[@]}" </dev/null 2>&1 |
-		sed -u 's/\r$//' | tee "$out/console.log" >&2 || QEMU_RC=${PIPESTATUS[0]}
+		sed -u -e 's/\r$//' -e 's/\x1b\[[0-9;?]*[A-Za-z]//g' -e 's/\x1bc//g' |
+		tee "$out/console.log" >&2 || QEMU_RC=${PIPESTATUS[0]}
 	[ "$QEMU_RC" != 137 ] || QEMU_RC=124
 	# An all-zero disk (the guest never wrote) reads as an empty archive.
 	tar -xf "$disk" -C "$out" --no-same-owner 2>/dev/null || true
@@ -163,7 +164,10 @@ run_report() {
 		return 0
 	fi
 	for name in boot scenario; do
-		[ -s "$out/$name.report.txt" ] || [ "$DRY_RUN" = 1 ] || continue
+		if [ "$DRY_RUN" = 0 ] && [ "$(grep -c -E ' (initcall|module|initexit)_[a-z_]+: ' "$out/$name.report.txt" 2>/dev/null)" = 0 ]; then
+			log "analysis: $name.report.txt holds no initcall, module or initexit events: not analysed"
+			continue
+		fi
 		rc=0
 		show_cmd "$PYTHON" -m analysis report --out-dir "$out" --name "$name" "$out/$name.report.txt"
 		[ "$DRY_RUN" = 1 ] && continue
