@@ -19,7 +19,7 @@ readonly EXIT_HARNESS=125	# build, patch, config, boot, panic or capture failed
 CACHE=${INITEXIT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/initexit}
 # Only one kernel build at a time on a small machine: every kernel `make`
 # takes this lock (scripts of other team members use the same file).
-BUILD_LOCK=$CACHE/build.lock
+BUILD_LOCK=${INITEXIT_BUILD_LOCK:-$CACHE/build.lock}
 : "${INITEXIT_SOURCE_TARBALL:=/usr/src/linux-source-6.12.tar.xz}"
 : "${INITEXIT_SOURCE_PACKAGE:=linux-source-6.12}"
 DRY_RUN=${DRY_RUN:-0}
@@ -103,7 +103,10 @@ run_cmd() {
 locked_make() {
 	local tree=$1
 	shift
-	mkdir -p "$CACHE"
+	mkdir -p "$CACHE" "$(dirname "$BUILD_LOCK")"
+	if [ "$DRY_RUN" = 0 ] && ! flock -n "$BUILD_LOCK" true; then
+		log "another kernel build holds $BUILD_LOCK: waiting for it"
+	fi
 	run_cmd flock "$BUILD_LOCK" make -C "$tree" "${KMAKE_VARS[@]}" "$@"
 }
 

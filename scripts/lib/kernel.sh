@@ -1,8 +1,8 @@
 # shellcheck shell=bash
-# KERNEL_TREE, KERNEL_IMAGE, KERNEL_RELEASE are results for the caller.
-# shellcheck disable=SC2034
 # Kernel trees, series application, configuration and builds.
-# Sourced after common.sh.
+# Sourced after common.sh. Results for the caller: KERNEL_TREE,
+# KERNEL_IMAGE, KERNEL_RELEASE.
+# shellcheck disable=SC2034
 #
 # Layout under $CACHE:
 #   linux-patched/  Debian's 6.12 source as a git repo; tag initexit-base is
@@ -12,8 +12,9 @@
 #                   built there so the repository stays clean.
 # Stamps are dotfiles at the top of each tree (the kernel's .gitignore
 # ignores them):
-#   .initexit-applied  "<source+series key> <HEAD commit>" after git am
-#   .initexit-built    key of the last successful build (see build_key)
+#   .initexit-applied  source+series key, then the HEAD commit after git am
+#   .initexit-config   config_key of the .config in the tree
+#   .initexit-built    build_key of the last successful build
 
 # Bump when the way the harness configures or builds changes.
 readonly KBUILD_RECIPE=1
@@ -241,8 +242,9 @@ kconfig_check() {
 		bad = 0
 		for (i = 1; i <= n; i++) {
 			s = order[i]; w = expect[s]
-			if (w == "unset") { if (!(s in have)) continue; got = have[s]; w = "# " s " is not set" }
-			else { if (have[s] == w) continue; got = (s in have) ? have[s] : "not set" }
+			present = (s in have)	# test before any have[s]: a lookup creates it
+			if (w == "unset") { if (!present) continue; got = have[s]; w = "# " s " is not set" }
+			else { if (present && have[s] == w) continue; got = present ? have[s] : "not set" }
 			printf "  %-40s wanted by %s, .config has: %s\n", w, from[s], got
 			bad++
 		}
@@ -281,11 +283,31 @@ build_key() {
 	printf '%s %s\n' "$(git -C "$tree" rev-parse HEAD)" "$(config_key "$2")" | sha
 }
 
+# tree_lock FLAVOUR / tree_unlock : keep two scripts/run from preparing,
+# configuring or building in the same managed tree at once (the build lock
+# only covers each make). Held from build_kernel until tree_unlock.
+tree_lock() {
+	[ "$DRY_RUN" = 0 ] || return 0
+	mkdir -p "$CACHE"
+	exec 8>"$CACHE/linux-$1.lock"
+	if ! flock -n 8; then
+		log "another scripts/run is using $CACHE/linux-$1: waiting for it"
+		flock 8
+	fi
+}
+tree_unlock() {
+	[ "$DRY_RUN" = 0 ] || return 0
+	flock -u 8 2>/dev/null || true
+	exec 8>&-
+}
+
 # build_kernel FLAVOUR : prepare the tree, configure, build bzImage + modules.
-# Sets KERNEL_TREE, KERNEL_IMAGE, KERNEL_RELEASE.
+# Sets KERNEL_TREE, KERNEL_IMAGE, KERNEL_RELEASE. Takes the tree lock; the
+# caller releases it with tree_unlock once it built its modules too.
 build_kernel() {
 	local flavour=$1
 	step_begin "kernel tree ($flavour)"
+	tree_lock "$flavour"
 	prepare_tree "$flavour"
 	local tree=$KERNEL_TREE key
 	KERNEL_IMAGE=$tree/arch/x86/boot/bzImage
@@ -306,7 +328,7 @@ build_kernel() {
 		fi
 		mkdir -p "$CACHE/logs"
 		local blog=$CACHE/logs/build-$flavour.log
-		log "building (log: $blog); waiting for $BUILD_LOCK if another build runs"
+		log "building (log: $blog)"
 		if ! locked_make "$tree" bzImage modules 2>&1 | tee "$blog" >&2; then
 			tail_file "$blog" 40
 			rm -f "$tree/.initexit-built"

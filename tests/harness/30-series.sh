@@ -55,6 +55,19 @@ expect "... and says why" grep -q 'uncommitted changes' "$tmp/dirty.err"
 expect "... and the edit is still there" grep -q 'int d;' "$tree/kernel/a.c"
 git -C "$tree" checkout -q -- kernel/a.c
 
+# A developer commit that is not in patches/, then patches/ changes (a pull):
+# the tree is reset to the new series, and the commit is kept on a branch.
+echo "int e;" >>"$tree/kernel/a.c"
+git_tree "$tree" commit -q -a -m "kernel: add e"
+dev_commit=$(git -C "$tree" rev-parse HEAD)
+apply_series "$tree" "$pdir" 2>"$tmp/backup.err"
+expect "after a series change the tree is the new series again" \
+	[ "$(git -C "$tree" rev-parse 'HEAD^{tree}')" = "$want_tree" ]
+backup=$(git -C "$tree" branch --list 'initexit-backup-*' --format='%(refname:short)')
+expect "... and the developer's commit is kept on $backup" \
+	[ "$(git -C "$tree" rev-parse "${backup:-none}" 2>/dev/null)" = "$dev_commit" ]
+expect "... which the run says loudly" grep -q 'kept on branch initexit-backup-' "$tmp/backup.err"
+
 # A patch that does not apply: one whose context is not in the file.
 bad=$tmp/bad
 mkdir -p "$bad"
