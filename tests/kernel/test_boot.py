@@ -1,0 +1,75 @@
+"""Boot-path tests of the series, on the captures of this scripts/test run.
+
+scripts/test boots the patched kernel (with CONFIG_TEST_INITEXIT_BOOT) and
+points these tests at the output folders through environment variables:
+
+  INITEXIT_RUN_DIR            patched boot with the in-guest tests
+  INITEXIT_BLACKLIST_RUN_DIR  patched boot with initcall_blacklist=tio_blacklist_me_init
+  INITEXIT_STOCK_RUN_DIR      stock 6.12 boot, same config fragment
+
+A missing variable or folder is a failure, not a skip: these tests only run
+from scripts/test, which always sets them.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+
+import pytest
+
+import bootcheck
+
+
+def run_dir(var: str) -> pathlib.Path:
+    value = os.environ.get(var)
+    if not value:
+        pytest.fail(f"{var} is not set: run tests/kernel through scripts/test")
+    path = pathlib.Path(value)
+    if not (path / "boot.report.txt").is_file():
+        pytest.fail(f"{path}/boot.report.txt missing: the boot in {path} did not bring its trace home")
+    return path
+
+
+def events(var: str) -> list[bootcheck.Ev]:
+    return bootcheck.read_events((run_dir(var) / "boot.report.txt").read_text())
+
+
+def test_builtin_pairs_run_in_priority_order() -> None:
+    assert bootcheck.check_builtin_order(events("INITEXIT_RUN_DIR")) == []
+
+
+def test_builtin_object_unwinds_alone() -> None:
+    assert bootcheck.check_builtin_unwind(events("INITEXIT_RUN_DIR")) == []
+
+
+def test_boot_finished_after_builtin_failure() -> None:
+    d = run_dir("INITEXIT_RUN_DIR")
+    dmesg = (d / "dmesg.txt").read_text(errors="replace")
+    assert "initexit: test_initexit_unwind: tiu2_init (prio 10) failed with -202" in dmesg
+    assert "Run /init as init process" in dmesg
+
+
+def test_initcall_debug_names_priority_and_origin() -> None:
+    dmesg = (run_dir("INITEXIT_RUN_DIR") / "dmesg.txt").read_text(errors="replace")
+    assert bootcheck.check_initcall_debug(dmesg) == []
+
+
+def test_blacklisted_pair_is_skipped() -> None:
+    d = run_dir("INITEXIT_BLACKLIST_RUN_DIR")
+    dmesg = (d / "dmesg.txt").read_text(errors="replace")
+    assert bootcheck.check_blacklisted(events("INITEXIT_BLACKLIST_RUN_DIR"), dmesg) == []
+
+
+def test_stock_initcalls_still_run_at_their_level() -> None:
+    assert bootcheck.check_stock_initcalls_kept(events("INITEXIT_STOCK_RUN_DIR"), events("INITEXIT_RUN_DIR")) == []
+
+
+def test_event_formats_match_reference() -> None:
+    """The guest's tracefs format files (saved by tests/guest/70-*) equal
+    tracepoints/formats/, which tracepoints/README.md embeds."""
+    saved = run_dir("INITEXIT_RUN_DIR") / "guest" / "formats"
+    ref = pathlib.Path(__file__).resolve().parents[2] / "tracepoints" / "formats"
+    got = {p.name: bootcheck.strip_format_id(p.read_text()) for p in sorted(saved.glob("*.format"))}
+    want = {p.name: p.read_text() for p in sorted(ref.glob("*.format"))}
+    assert got == want

@@ -1,0 +1,23 @@
+"""tracepoints/README.md embeds tracepoints/formats/ exactly (no drift)."""
+
+import pathlib
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def test_reference_page_embeds_the_format_files() -> None:
+    page = (ROOT / "tracepoints" / "README.md").read_text()
+    formats = sorted((ROOT / "tracepoints" / "formats").glob("*.format"))
+    assert [f.stem for f in formats] == [
+        "initexit_exit_finish",
+        "initexit_exit_start",
+        "initexit_init_finish",
+        "initexit_init_start",
+        "initexit_unwind",
+    ]
+    for f in formats:
+        assert f.read_text().rstrip() in page, f"{f.name} is not in tracepoints/README.md"
+    r = subprocess.run([sys.executable, str(ROOT / "tracepoints" / "update-reference.py"), "--check"])
+    assert r.returncode == 0
