@@ -2,7 +2,7 @@
 """Copy tracepoints/formats/*.format (and, with --report FILE, a few real
 initexit lines of a `trace-cmd report`) into tracepoints/README.md.
 
-  tracepoints/update-reference.py [--report OUT/scenario.report.txt] [--check]
+  tracepoints/update-reference.py [--report OUT/boot.report.txt ...] [--check]
 
 --check changes nothing and exits 1 when README.md is not up to date.
 """
@@ -25,14 +25,17 @@ def formats_block() -> str:
     return "\n".join(parts)
 
 
-def report_block(report: pathlib.Path) -> str:
-    """One line per initexit event kind, preferring an unwind sequence."""
-    lines = report.read_text(errors="replace").splitlines()
-    picked: dict[str, str] = {}
-    for line in lines:
-        m = re.search(r"\b(initexit_[a-z_]+):", line)
-        if m and m.group(1) not in picked:
-            picked[m.group(1)] = line.rstrip()
+def report_block(reports: list[pathlib.Path]) -> str:
+    """The first line of each (event, path, reason) seen in the reports."""
+    picked: dict[tuple[str, str, str], str] = {}
+    for report in reports:
+        for line in report.read_text(errors="replace").splitlines():
+            m = re.search(r"\b(initexit_[a-z_]+):.*path=(\w+)", line)
+            if not m:
+                continue
+            reason = re.search(r"reason=(\w+)", line)
+            key = (m.group(2), m.group(1), reason.group(1) if reason else "")
+            picked.setdefault(key, line.rstrip())
     return "```\n" + "\n".join(picked[k] for k in sorted(picked)) + "\n```\n"
 
 
@@ -44,7 +47,8 @@ def replace(text: str, name: str, body: str) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--report", type=pathlib.Path, help="a trace-cmd report text with initexit events")
+    ap.add_argument("--report", type=pathlib.Path, action="append",
+                    help="a trace-cmd report text with initexit events (repeatable)")
     ap.add_argument("--check", action="store_true", help="exit 1 if README.md is stale")
     args = ap.parse_args()
     old = README.read_text()
