@@ -80,12 +80,12 @@ expect "... and the boot trace still came home" [ -s "$work/panic/boot.dat" ]
 echo 'sleep 100000' >"$work/hang.sh"
 t0=$(date +%s)
 "$ROOT/scripts/run" --accel "$accel" --out "$work/hang" --guest-script "$work/hang.sh" \
-	--timeout 40 --no-report >/dev/null 2>"$work/hang.err"
+	--timeout 30 --no-report >/dev/null 2>"$work/hang.err"
 rc=$?
 secs=$(($(date +%s) - t0))
 expect "a hanging guest fails scripts/run with 124 (exit $rc)" [ "$rc" = 124 ]
-expect "... within the timeout (${secs} s for --timeout 40 plus the build check)" [ "$secs" -lt 70 ]
-expect "... saying it did not finish" grep -q 'did not finish within --timeout 40' "$work/hang.err"
+expect "... within the timeout (${secs} s for --timeout 30 plus the build check)" [ "$secs" -lt 60 ]
+expect "... saying it did not finish" grep -q 'did not finish within --timeout 30' "$work/hang.err"
 expect "... with the last console lines" grep -q -e '---- last 30 lines of .*console.log' "$work/hang.err"
 expect "... and the boot trace still came home" [ -s "$work/hang/boot.dat" ]
 [ "$_failed" = 0 ] || tail -n 40 "$work"/*.err | sed 's/^/# /'
