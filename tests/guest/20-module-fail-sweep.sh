@@ -7,7 +7,7 @@
 # its exit frees, so a missing or partial unwind leaks.  Leak check: the
 # active objects of the kmalloc-1k slab and VmallocUsed (module memory) in
 # /proc/meminfo must be back to their value after the first sweep (the
-# first sweep warms caches).
+# first sweep warms caches), within a small slack stated below.
 set -eu
 . "$(dirname "$0")/ktap.inc"
 N=8
@@ -55,7 +55,9 @@ if [ -z "$SWEEP_BAD" ]; then ktap_ok "rounds 2 and 3 behave as round 1"; else kt
 echo "# kmalloc-1k active: $slab1 -> $slab3; VmallocUsed kB: $vm1 -> $vm3"
 if [ "$HAVE_SLABINFO" = 0 ]; then
 	ktap_skip "no leak over 16 failed loads (kmalloc-1k, VmallocUsed)" "no /proc/slabinfo: CONFIG_SLUB_DEBUG not set"
-elif [ "$((slab3 - slab1))" -le 8 ] && [ "$vm3" -le "$vm1" ]; then
+# VmallocUsed: a leaked module image would add >= 16 x 12 kB; allow 64 kB,
+# since a kworker started meanwhile adds its 16 kB vmapped stack.
+elif [ "$((slab3 - slab1))" -le 8 ] && [ "$((vm3 - vm1))" -le 64 ]; then
 	ktap_ok "no leak over 16 failed loads (kmalloc-1k, VmallocUsed)"
 else
 	ktap_fail "no leak over 16 failed loads (kmalloc-1k, VmallocUsed)" "kmalloc-1k $slab1 -> $slab3, VmallocUsed $vm1 -> $vm3 kB"
