@@ -1,0 +1,418 @@
+#!/usr/bin/python3
+"""Turn a scripts/bench output folder into the table (stdout) and bench.json.
+
+    python3 scripts/lib/bench_report.py OUT     # OUT = scripts/bench --out
+
+Reads only files in OUT (runs.tsv, host.txt, boot-*/, modules-*/,
+analysis-*.json, loop-*/), so the table can be rebuilt offline.
+Stdlib only.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+LEVEL_PURE_RE = re.compile(r"\s(\d+\.\d+): initcall_level:\s+level=pure\b")
+"""The start of do_initcalls in boot.report.txt, e.g.
+``swapper/0-1 [001] 0.655237467: initcall_level: level=pure``."""
+
+INITCALL_RE = re.compile(r"\s(\d+\.\d+): initcall_(start|finish):")
+"""Any initcall event, e.g.
+``swapper/0-1 [000] 2.197761417: initcall_finish: func=late_trace_init+0x0 ret=0``."""
+
+PAIR_FINISH_RE = re.compile(r"initexit_(?:init|exit)_finish:\s+path=boot .*duration_ns=(\d+)")
+"""Time inside one built-in pair's init or exit, e.g.
+``initexit_init_finish: path=boot origin=test_initexit_order idx=0 prio=0
+func=tio_min_init ret=0 duration_ns=232466``."""
+
+ORDERED_RE = re.compile(r"initexit: ordered (\d+) built-in pairs in (\d+) ns")
+"""The patched kernel's ordering cost in dmesg.txt, e.g.
+``initexit: ordered 12 built-in pairs in 5123 ns``."""
+
+MODULE_LINE_RE = re.compile(r"^([\w-]+) (bench_\w+) (\d+) (\d+) (\d+) (\d+)$")
+"""guest/modules.txt: ``MODE MODULE ROUND ITER LOAD_NS UNLOAD_NS``, e.g.
+``disabled bench_pairs_16 1 0 812345 412345``."""
+
+PHASE_EVENT_RE = re.compile(
+    r"\s(\d+\.\d+): initexit_(init|exit)_(start|finish):\s+path=module "
+    r"origin=(bench_\w+) idx=\d+ .*?(?:duration_ns=(\d+))?$")
+"""A bench module's pair event in scenario.report.txt, e.g.
+``modloop-96 [000] 8.261641973: initexit_exit_finish: path=module
+origin=bench_pairs_16 idx=14 prio=14 func=bench_exit_14 reason=unload duration_ns=4527``."""
+
+BENCH_N = (1, 16, 256)
+
+
+@dataclass
+class Samples:
+    """Values of one measurement; empty when it did not run."""
+    values: list[float] = field(default_factory=list)
+
+    def ok(self) -> bool:
+        return bool(self.values)
+
+    def summary(self) -> dict[str, Any]:
+        v = sorted(self.values)
+        if not v:
+            return {"n": 0}
+        med = statistics.median(v)
+        q = statistics.quantiles(v, n=4) if len(v) >= 2 else [v[0], v[0], v[0]]
+        p10 = statistics.quantiles(v, n=10)[0] if len(v) >= 2 else v[0]
+        return {"n": len(v), "min": v[0], "p10": p10, "median": med, "max": v[-1],
+                "iqr_rel": (q[2] - q[0]) / med if med else 0.0}
+
+
+def read_tsv(path: Path) -> list[list[str]]:
+    if not path.exists():
+        return []
+    return [line.split("\t") for line in path.read_text().splitlines() if line]
+
+
+def read_meta(d: Path) -> dict[str, Any]:
+    try:
+        return dict(json.loads((d / "meta.json").read_text()))
+    except (OSError, ValueError):
+        return {}
+
+
+def boot_numbers(d: Path) -> Optional[dict[str, float]]:
+    """do_initcalls time (ms), initcall count, ordering cost from one boot."""
+    try:
+        text = (d / "boot.report.txt").read_text(errors="replace")
+    except OSError:
+        return None
+    pure = LEVEL_PURE_RE.search(text)
+    stamps = INITCALL_RE.findall(text)
+    if not pure or not stamps:
+        return None
+    start = float(pure.group(1))
+    last = max(float(t) for t, kind in stamps if kind == "finish")
+    r: dict[str, float] = {
+        "do_initcalls_ms": (last - start) * 1e3,
+        "initcalls": float(sum(1 for _, kind in stamps if kind == "start")),
+    }
+    in_pairs = sum(int(x) for x in PAIR_FINISH_RE.findall(text))
+    if in_pairs:
+        r["in_builtin_pairs_ms"] = in_pairs / 1e6
+        r["do_initcalls_minus_pairs_ms"] = r["do_initcalls_ms"] - in_pairs / 1e6
+    try:
+        m = ORDERED_RE.search((d / "dmesg.txt").read_text(errors="replace"))
+    except OSError:
+        m = None
+    if m:
+        r["ordered_pairs"] = float(m.group(1))
+        r["ordering_ns"] = float(m.group(2))
+    return r
+
+
+def module_samples(d: Path) -> dict[tuple[str, str, str], Samples]:
+    """(mode, module, load|unload) -> µs samples, the first cycle of each
+    round dropped (cold caches)."""
+    res: dict[tuple[str, str, str], Samples] = {}
+    p = d / "guest" / "modules.txt"
+    if not p.exists():
+        return res
+    for line in p.read_text().splitlines():
+        m = MODULE_LINE_RE.match(line.strip())
+        if not m or m.group(4) == "0":
+            continue
+        mode, mod = m.group(1), m.group(2)
+        res.setdefault((mode, mod, "load"), Samples()).values.append(int(m.group(5)) / 1e3)
+        res.setdefault((mode, mod, "unload"), Samples()).values.append(int(m.group(6)) / 1e3)
+    return res
+
+
+def phase_samples(d: Path) -> dict[tuple[str, str], tuple[Samples, Samples]]:
+    """(module, init|exit) -> (span, sum of duration_ns) in µs, one sample per
+    load or unload, from the "enabled" rounds of the scenario trace: span =
+    first *_start to last *_finish of the module's pairs (bench_single_N has
+    one pair: its module_init/module_exit); the sum is the time inside the
+    init/exit functions themselves. The capture after the rounds turns the
+    initcall events on: the trace is read up to the first initcall_start."""
+    res: dict[tuple[str, str], tuple[Samples, Samples]] = {}
+    p = d / "scenario.report.txt"
+    if not p.exists():
+        return res
+    open_: dict[tuple[str, str], list[float]] = {}  # start ts, finishes, duration sum
+    with p.open(errors="replace") as f:
+        for line in f:
+            if "initexit_" not in line:
+                if "initcall_start:" in line:
+                    break
+                continue
+            m = PHASE_EVENT_RE.search(line.rstrip())
+            if not m:
+                continue
+            ts, phase, edge, mod = float(m.group(1)), m.group(2), m.group(3), m.group(4)
+            n = int(mod.rsplit("_", 1)[1]) if mod.startswith("bench_pairs_") else 1
+            key = (mod, phase)
+            st = open_.get(key)
+            if edge == "start":
+                if st is None:
+                    open_[key] = [ts, 0.0, 0.0]
+                continue
+            if st is None:
+                continue
+            st[1] += 1
+            st[2] += float(m.group(5) or 0)
+            if st[1] == n:
+                span, inside = res.setdefault(key, (Samples(), Samples()))
+                span.values.append((ts - st[0]) * 1e6)
+                inside.values.append(st[2] / 1e3)
+                del open_[key]
+    return res
+
+
+def fmt(x: Optional[float], unit: str) -> str:
+    if x is None:
+        return "-"
+    if unit == "ms":
+        return f"{x:.1f}"
+    if unit == "us":
+        return f"{x:.0f}" if abs(x) >= 100 else f"{x:.1f}"
+    if unit == "ns":
+        return f"{x:.0f}"
+    if unit == "s":
+        return f"{x:.1f}"
+    return f"{x:g}"
+
+
+class Table:
+    def __init__(self) -> None:
+        self.rows: list[list[str]] = []
+        self.json_rows: list[dict[str, Any]] = []
+
+    def add(self, name: str, unit: str, base: Samples, new: Samples,
+            base_label: str = "stock", new_label: str = "patched") -> None:
+        b, n = base.summary(), new.summary()
+        ratio = (n["median"] / b["median"]) if b.get("median") and n.get("median") else None
+        spread = max((s["iqr_rel"] for s in (b, n) if s["n"]), default=None)
+
+        def three(s: dict[str, Any]) -> str:
+            if not s["n"]:
+                return "-"
+            return " / ".join(fmt(s[k], unit) for k in ("min", "median", "max"))
+        self.rows.append([f"{name} [{unit}]", f"{base_label}: {three(b)}" if b["n"] else "-",
+                          f"{new_label}: {three(n)}" if n["n"] else "-",
+                          f"{ratio:.3f}" if ratio else "-",
+                          f"{spread * 100:.1f}%" if spread is not None else "-",
+                          str(max(b["n"], n["n"]))])
+        self.json_rows.append({"measurement": name, "unit": unit,
+                               "baseline_label": base_label, "baseline": b,
+                               "baseline_values": base.values,
+                               "label": new_label, "value": n, "values": new.values,
+                               "ratio_median": ratio, "spread_iqr_rel": spread})
+
+    def note(self, name: str, text: str, data: dict[str, Any]) -> None:
+        self.rows.append([name, text, "", "", "", ""])
+        self.json_rows.append({"measurement": name, "text": text, **data})
+
+    def render(self) -> str:
+        head = ["measurement", "stock / baseline (min / median / max)",
+                "patched (min / median / max)", "ratio", "spread", "n"]
+        rows = [head] + self.rows
+        table = [r for i, r in enumerate(rows) if i == 0 or r[2] or r[3]]
+        w = [max(len(r[i]) for r in table) for i in range(len(head))]
+        out = []
+        for i, r in enumerate(rows):
+            if i > 0 and not r[2] and not r[3]:
+                out.append(f"{r[0]}: {r[1]}")
+                continue
+            out.append("  ".join(c.ljust(w[j]) for j, c in enumerate(r)).rstrip())
+            if i == 0:
+                out.append("  ".join("-" * x for x in w))
+        return "\n".join(out)
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2:
+        print("usage: bench_report.py OUT", file=sys.stderr)
+        return 2
+    out = Path(argv[1])
+    runs = read_tsv(out / "runs.tsv")
+    host = dict(line.split("=", 1) for line in (out / "host.txt").read_text().splitlines()
+                if "=" in line) if (out / "host.txt").exists() else {}
+    t = Table()
+    accels: set[str] = set()
+    clocks: set[str] = set()
+    failed = [r[0] for r in runs if len(r) > 1 and r[1] != "0"]
+
+    for r in runs:
+        meta = read_meta(Path(r[3])) if len(r) > 3 else {}
+        if meta.get("accel"):
+            accels.add(str(meta["accel"]))
+        cs = meta.get("guest", {}).get("clocksource")
+        if cs:
+            clocks.add(str(cs))
+
+    # 1. boot, with initcall_debug (as scripts/run boots) and without
+    for prefix, how in (("boot", "initcall_debug"), ("bootnd", "initcall_debug=0")):
+        boot: dict[str, dict[str, Samples]] = {"stock": {}, "patched": {}}
+        for r in runs:
+            m = re.match(prefix + r"-(stock|patched)-\d+$", r[0])
+            if not m or r[1] != "0":
+                continue
+            nums = boot_numbers(Path(r[3]))
+            if nums is None:
+                failed.append(r[0] + " (no initcall events)")
+                continue
+            for k, v in nums.items():
+                boot[m.group(1)].setdefault(k, Samples()).values.append(v)
+        if not any(boot.values()):
+            continue
+        s_, p_ = boot["stock"], boot["patched"]
+        t.add(f"boot, {how}: do_initcalls (level=pure -> last initcall_finish)", "ms",
+              s_.get("do_initcalls_ms", Samples()), p_.get("do_initcalls_ms", Samples()))
+        t.add(f"boot, {how}: do_initcalls minus time inside built-in pairs", "ms",
+              s_.get("do_initcalls_ms", Samples()),
+              p_.get("do_initcalls_minus_pairs_ms", Samples()))
+        t.add(f"boot, {how}: initcalls run (initcall_start events)", "count",
+              s_.get("initcalls", Samples()), p_.get("initcalls", Samples()))
+        t.add(f"boot, {how}: ordering the built-in pairs (dmesg)", "ns", Samples(),
+              p_.get("ordering_ns", Samples()))
+        t.add(f"boot, {how}: built-in pairs ordered", "count", Samples(),
+              p_.get("ordered_pairs", Samples()))
+
+    # 2 + 3. modules and events
+    stock_m = module_samples(out / "modules-stock")
+    pat_m = module_samples(out / "modules-patched")
+    overhead: dict[str, Any] = {}
+    per_event: dict[str, Any] = {}
+    for op in ("load", "unload"):
+        for n in BENCH_N:
+            t.add(f"{op} bench_single_{n}: stock vs patched (events off)", "us",
+                  stock_m.get(("absent", f"bench_single_{n}", op), Samples()),
+                  pat_m.get(("disabled", f"bench_single_{n}", op), Samples()))
+        for n in BENCH_N:
+            single = pat_m.get(("disabled", f"bench_single_{n}", op), Samples())
+            pairs = pat_m.get(("disabled", f"bench_pairs_{n}", op), Samples())
+            t.add(f"{op} single_{n} vs pairs_{n} (patched, events off)", "us",
+                  single, pairs, base_label="single", new_label="pairs")
+            if single.ok() and pairs.ok():
+                overhead[f"{op}_{n}"] = {
+                    "median": (statistics.median(pairs.values)
+                               - statistics.median(single.values)) / n,
+                    "p10": (pairs.summary()["p10"] - single.summary()["p10"]) / n}
+    for op in ("load", "unload"):
+        for n in BENCH_N:
+            mod = f"bench_pairs_{n}"
+            off = pat_m.get(("disabled", mod, op), Samples())
+            on = pat_m.get(("enabled", mod, op), Samples())
+            t.add(f"{op} {mod}: initexit events off vs on", "us", off, on,
+                  base_label="off", new_label="on")
+            if off.ok() and on.ok():
+                # The legacy slot is absent in bench_pairs_N: 2 events per
+                # pair on load (init_start/finish), 2 on unload.
+                per_event[f"{op}_{n}"] = {
+                    "median": (statistics.median(on.values)
+                               - statistics.median(off.values)) * 1e3 / (2 * n),
+                    "p10": (on.summary()["p10"] - off.summary()["p10"]) * 1e3 / (2 * n)}
+    for op in ("load", "unload"):
+        for n in BENCH_N:
+            t.add(f"{op} single_{n} vs pairs_{n} (patched, initcall_debug on)", "us",
+                  pat_m.get(("disabled-debug", f"bench_single_{n}", op), Samples()),
+                  pat_m.get(("disabled-debug", f"bench_pairs_{n}", op), Samples()),
+                  base_label="single", new_label="pairs")
+    phases = phase_samples(out / "modules-patched")
+    per_pair_trace: dict[str, Any] = {}
+    for phase in ("init", "exit"):
+        for n in BENCH_N:
+            single, _ = phases.get((f"bench_single_{n}", phase), (Samples(), Samples()))
+            pairs, inside = phases.get((f"bench_pairs_{n}", phase), (Samples(), Samples()))
+            t.add(f"{phase} phase in the trace, events on: single_{n} vs pairs_{n}", "us",
+                  single, pairs, base_label="single", new_label="pairs")
+            if single.ok() and pairs.ok():
+                per_pair_trace[f"{phase}_{n}"] = {
+                    "vs_single": (statistics.median(pairs.values)
+                                  - statistics.median(single.values)) / n,
+                    "outside_fn": (statistics.median(pairs.values)
+                                   - statistics.median(inside.values)) / n}
+    if per_pair_trace:
+        t.note("per pair from the trace in us, (pairs_N - single_N) / N"
+               " [time outside the init/exit function per pair]",
+               ", ".join(f"{k}: {v['vs_single']:.1f} [{v['outside_fn']:.1f}]"
+                         for k, v in per_pair_trace.items()),
+               {"per_pair_trace_us": per_pair_trace})
+    if overhead:
+        t.note("per-pair overhead in us, (pairs_N - single_N) / N, from medians (from 10th percentiles)",
+               ", ".join(f"{k}: {v['median']:.1f} ({v['p10']:.1f})"
+                         for k, v in overhead.items()),
+               {"overhead_us": overhead})
+    if per_event:
+        t.note("per-event cost in ns, (on - off) / (2 N events), from medians (from 10th percentiles)",
+               ", ".join(f"{k}: {v['median']:.0f} ({v['p10']:.0f})"
+                         for k, v in per_event.items()),
+               {"per_event_ns": per_event})
+
+    # 4. analysis
+    ana = []
+    for p in sorted(out.glob("analysis-*.json")):
+        try:
+            ana.append(json.loads(p.read_text()))
+        except (OSError, ValueError):
+            failed.append(p.name)
+    if ana:
+        events = int(ana[0].get("events", 0))
+        tc = Samples([float(a["trace_cmd_report_s"]) for a in ana if a.get("trace_cmd_report_s")])
+        an = Samples([float(a["total_s"]) for a in ana if a.get("total_s")])
+        t.add(f"analysis: {events:,} events, trace-cmd report -N -t vs python3 -m analysis",
+              "s", tc, an, base_label="trace-cmd", new_label="analysis")
+        t.note("analysis speed (median)",
+               f"trace-cmd report {events / statistics.median(tc.values):,.0f} events/s, "
+               f"analysis {events / statistics.median(an.values):,.0f} events/s end to end, "
+               f"parse only {statistics.median(a['parse_events_per_s'] for a in ana):,.0f} events/s"
+               if tc.ok() and an.ok() else "incomplete", {"runs": ana})
+
+    # 5. developer loop
+    loop = {r[0]: r for r in runs if r[0].startswith("loop-")}
+    if loop:
+        parts = []
+        data: dict[str, Any] = {}
+        for label, what in (("loop-cold", "cold (empty cache)"),
+                            ("loop-prime", "first run on the tree copy"),
+                            ("loop-warm-1", "warm, nothing changed"),
+                            ("loop-warm-2", "warm, nothing changed"),
+                            ("loop-edit", "after editing kernel/initexit.c")):
+            if label not in loop:
+                continue
+            r = loop[label]
+            steps = read_meta(Path(r[3])).get("steps_seconds", {})
+            build = sum(float(v) for k, v in steps.items() if str(k).startswith("kernel config"))
+            parts.append(f"{what} {float(r[2]):.0f} s (build {build:.0f} s)"
+                         + ("" if r[1] == "0" else f" [exit {r[1]}]"))
+            data[label] = {"wall_s": float(r[2]), "status": int(r[1]), "steps_seconds": steps}
+        t.note("developer loop, scripts/run wall time", "; ".join(parts), data)
+
+    accel = ",".join(sorted(accels)) or "unknown"
+    print(f"initexit bench {host.get('date', '')}: accelerator {accel.upper()}"
+          + ("  (TCG: emulated CPU; these are not KVM numbers)" if "tcg" in accels else ""))
+    print(f"guest clocksource: {','.join(sorted(clocks)) or 'unknown'}; host: "
+          f"{host.get('nproc', '?')} CPUs, load average {host.get('loadavg_start', '?')} at start, "
+          f"{host.get('loadavg_end', '?')} at end; wall {host.get('wall_seconds', '?')} s")
+    print(f"settings: {host.get('runs', '')}")
+    print()
+    print(t.render())
+    print()
+    print("ratio = median(patched) / median(stock or baseline). spread = the larger"
+          " interquartile range / median of the two columns (the noise).")
+    if "jiffies" in clocks:
+        print("WARNING: a guest ran on the jiffies clocksource: durations step by 1 ms.")
+    if failed:
+        print("FAILED: " + ", ".join(failed))
+    (out / "bench.json").write_text(json.dumps({
+        "schema": "initexit-bench/1", "host": host, "accel": sorted(accels),
+        "guest_clocksource": sorted(clocks), "failed": failed,
+        "runs": [{"label": r[0], "status": r[1], "wall_s": r[2], "out": r[3],
+                  "loadavg": r[4] if len(r) > 4 else ""} for r in runs],
+        "rows": t.json_rows}, indent=1) + "\n")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
