@@ -91,7 +91,7 @@ def expected_level(prio: int) -> Optional[str]:
 def level_of_each(events: Iterable[Ev]) -> list[tuple[Ev, Optional[str]]]:
     """Every event with the initcall_level in force when it fired."""
     level: Optional[str] = None
-    out = []
+    out: list[tuple[Ev, Optional[str]]] = []
     for e in events:
         if e.name == "initcall_level":
             level = e.fields.get("level")
@@ -180,7 +180,7 @@ def check_builtin_unwind(events: list[Ev], fail_at: int = 2) -> list[str]:
 
 def initcall_runs(events: list[Ev]) -> list[tuple[str, Optional[str]]]:
     """(function, level) of every initcall_start from pure on, in order."""
-    out = []
+    out: list[tuple[str, Optional[str]]] = []
     for e, lvl in level_of_each(events):
         if e.name == "initcall_start" and lvl in LEVEL_PRIO:
             out.append((bare(e.fields.get("func", "?")), lvl))
