@@ -25,6 +25,7 @@ from analysis.model import (
     Span,
     SpanKind,
     Unit,
+    levels_by_band,
 )
 
 #: Name of the invariant that pairing problems are reported under.
@@ -158,6 +159,7 @@ class _Builder:
         self.stacks: dict[int, list[_Open]] = {}
         self.spans: list[Span] = []
         self.levels: list[Event] = []
+        self.level_names: list[str] = []
         self.level: Optional[str] = None
         self.module_of_pid: dict[int, str] = {}
         self.units: dict[tuple[CallPath, str], _UnitBuilder] = {}
@@ -277,6 +279,7 @@ class _Builder:
             return
         self.level = m.group(1)
         self.levels.append(ev)
+        self.level_names.append(self.level)
 
     def on_initcall_start(self, ev: Event) -> None:
         m = INITCALL_START_RE.match(ev.info)
@@ -505,6 +508,7 @@ class _Builder:
             levels=tuple(self.levels),
             units=units,
             build_problems=tuple(self.findings),
+            levels_by_band=levels_by_band(self.level_names),
         )
 
 

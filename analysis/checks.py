@@ -12,8 +12,8 @@ from typing import Callable, Iterable, Optional
 
 from analysis.build import PAIRING_CHECK
 from analysis.model import (
-    LEVEL_BANDS,
-    LEVELS,
+    BAND_NAMES,
+    BANDS,
     CallPath,
     Capture,
     CheckResult,
@@ -27,6 +27,7 @@ from analysis.model import (
     Unit,
     Verdict,
     format_duration,
+    band_prios,
     level_window,
 )
 from analysis.parse import unknown_initexit_events
@@ -110,19 +111,20 @@ def _boot_items(cap: Capture) -> list[tuple[Span, tuple[int, int], tuple[int, in
         elif s.kind is SpanKind.INITCALL:
             if s.prio is not None:
                 items.append((s, (s.prio, 0), (s.prio, 0)))
-            elif s.level is not None and s.level in LEVEL_BANDS:
-                bands = LEVEL_BANDS[s.level]
+            elif (bands := band_prios(s.level, cap.levels_by_band)) is not None:
                 items.append((s, (bands[0], 0), (bands[-1], 0)))
     return items
 
 
-def _describe_prio(s: Span) -> str:
+def _describe_prio(s: Span, by_band: bool) -> str:
     if s.prio is not None:
         return f"prio {s.prio}"
-    if s.level is not None and s.level in LEVEL_BANDS:
-        bands = LEVEL_BANDS[s.level]
-        return f"level {s.level}, prio {bands[0]}..{bands[-1]}"
-    return "prio unknown"
+    bands = band_prios(s.level, by_band)
+    if bands is None:
+        return "prio unknown"
+    if len(bands) == 1:
+        return f"band {s.level}, prio {bands[0]}"
+    return f"level {s.level}, prio {bands[0]}..{bands[-1]}"
 
 
 def check_boot_priority_order(cap: Capture) -> CheckResult:
@@ -142,8 +144,8 @@ def check_boot_priority_order(cap: Capture) -> CheckResult:
             assert setter is not None
             findings.append(Finding(
                 name,
-                f"{span.label()} ({_describe_prio(span)}) ran after "
-                f"{setter.label()} ({_describe_prio(setter)})",
+                f"{span.label()} ({_describe_prio(span, cap.levels_by_band)}) ran after "
+                f"{setter.label()} ({_describe_prio(setter, cap.levels_by_band)})",
                 _q(setter)[:1] + _q(span)[:1],
             ))
             # Resynchronise on the late call so one misplaced call is one finding.
@@ -163,24 +165,25 @@ def check_levels(cap: Capture) -> CheckResult:
     last_ev = None
     for ev in cap.levels:
         lvl = ev.info.partition("=")[2].strip()
-        if lvl not in LEVELS:
+        if lvl not in BANDS:
             continue  # early, console: separate mechanisms, before pure
-        i = LEVELS.index(lvl)
+        i = BAND_NAMES.index(lvl)
         if lvl in seen:
             findings.append(Finding(name, f"level {lvl} entered twice", (seen[lvl], ev.quote())))
         elif i < last_i and last_ev is not None:
-            findings.append(Finding(name, f"level {lvl} entered after level {LEVELS[last_i]}",
+            findings.append(Finding(name, f"level {lvl} entered after level {BAND_NAMES[last_i]}",
                                     (last_ev.quote(), ev.quote())))
         seen[lvl] = ev.quote()
         last_i, last_ev = max(last_i, i), ev
     for s in cap.spans:
         if s.path is not CallPath.BOOT or s.kind is not SpanKind.PAIR_INIT or s.prio is None:
             continue
-        low, high = level_window(s.level)
+        low, high = level_window(s.level, cap.levels_by_band)
         if (low is not None and s.prio < low) or (high is not None and s.prio >= high):
             lo = "-inf" if low is None else str(low)
             hi = "+inf" if high is None else str(high)
-            where = f"in level {s.level}" if s.level else "before the first level"
+            kind = "band" if cap.levels_by_band else "level"
+            where = f"in {kind} {s.level}" if s.level else "before the first level"
             findings.append(Finding(
                 name, f"{s.label()} ran {where}, whose window is [{lo}, {hi})", _q(s)[:1]))
     return _result(name, findings)

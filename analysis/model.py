@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Mapping, Optional
+from typing import Iterable, Mapping, Optional
 
 
 class InputFormat(enum.Enum):
@@ -106,6 +106,9 @@ BANDS: Mapping[str, int] = {
     "late_sync": 1500,
 }
 
+#: Band names in boot order (the level names are among them).
+BAND_NAMES: tuple[str, ...] = tuple(sorted(BANDS, key=BANDS.__getitem__))
+
 #: The bands each level's classic initcalls may belong to, lowest first.
 LEVEL_BANDS: Mapping[str, tuple[int, ...]] = {
     "pure": (BANDS["pure"],),
@@ -119,21 +122,38 @@ LEVEL_BANDS: Mapping[str, tuple[int, ...]] = {
 }
 
 
-def level_window(level: Optional[str]) -> tuple[Optional[int], Optional[int]]:
+def levels_by_band(level_names: Iterable[str]) -> bool:
+    """Whether ``initcall_level`` fired per band (the series: every band,
+    ``core_sync`` and ``rootfs`` included) rather than per level (stock)."""
+    return any(name in BANDS and name not in LEVEL_BANDS for name in level_names)
+
+
+def band_prios(level: Optional[str], by_band: bool) -> Optional[tuple[int, ...]]:
+    """The band priorities a classic initcall run after ``level`` may have,
+    lowest first, or None when the level tells nothing (early, console)."""
+    if level is None:
+        return None
+    if by_band:
+        return (BANDS[level],) if level in BANDS else None
+    return LEVEL_BANDS.get(level)
+
+
+def level_window(level: Optional[str], by_band: bool = False) -> tuple[Optional[int], Optional[int]]:
     """The priorities [low, high) a pair may have when it runs after ``level``.
 
-    The kernel fires ``initcall_level`` after the pairs below the level's
-    band, so a pair seen after level L has band(L) <= prio < band(next).
-    Before any level (None, "early", "console") gives (None, band(pure)).
-    A None bound is open.
+    The kernel fires ``initcall_level`` after the pairs below the band, so a
+    pair seen after band B has prio(B) <= prio < prio(next).  The next is the
+    next band when the capture has an event per band (``by_band``), else the
+    next level.  Before any level (None, "early", "console") gives
+    (None, prio(pure)).  A None bound is open.
     """
-    if level is None or level not in LEVEL_BANDS:
+    names = BAND_NAMES if by_band else tuple(LEVEL_BANDS)
+    if level is None or level not in names:
         # Before the first level (or in "early"/"console"): below pure.
         return None, BANDS["pure"]
-    i = LEVELS.index(level)
-    low = LEVEL_BANDS[level][0]
-    high = LEVEL_BANDS[LEVELS[i + 1]][0] if i + 1 < len(LEVELS) else None
-    return low, high
+    i = names.index(level)
+    high = BANDS[names[i + 1]] if i + 1 < len(names) else None
+    return BANDS[level], high
 
 
 def format_ns(ns: int) -> str:
@@ -313,6 +333,7 @@ class Capture:
     levels: tuple[Event, ...]  # initcall_level events
     units: tuple[Unit, ...]
     build_problems: tuple["Finding", ...]  # pairing problems found while building
+    levels_by_band: bool = False  # initcall_level fired per band, not per level
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,12 +18,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterator, Optional
 
-from analysis.model import BANDS, LEVELS
+from analysis.model import BAND_NAMES, BANDS, LEVELS
 
-#: (band name, priority, level whose initcall_level fires before it or None)
-BAND_WALK: tuple[tuple[str, int, Optional[str]], ...] = tuple(
-    (name, prio, name if name in LEVELS else None)
-    for name, prio in sorted(BANDS.items(), key=lambda kv: kv[1])
+#: (band name, priority, whether it starts a level): stock fires
+#: initcall_level at each level, the series at every band.
+BAND_WALK: tuple[tuple[str, int, bool], ...] = tuple(
+    (name, BANDS[name], name in LEVELS) for name in BAND_NAMES
 )
 
 
@@ -148,9 +148,10 @@ def _run_pairs(w: TraceWriter, task: Task, path: str, pairs: list[Pair],
 
 
 def simulate_boot(w: TraceWriter, plain: dict[str, list[str]], pairs: list[Pair],
-                  task: Optional[Task] = None) -> None:
-    """A patched boot: ``plain`` maps band name to its classic initcalls;
-    ``pairs`` are built-in pairs in link order."""
+                  task: Optional[Task] = None, by_band: bool = True) -> None:
+    """A boot: ``plain`` maps band name to its classic initcalls; ``pairs``
+    are built-in pairs in link order.  ``by_band``: initcall_level at every
+    band as the series fires it, else at each level as stock does."""
     boot_task = task or Task("swapper", 1, 0)
     order = sorted(range(len(pairs)), key=lambda i: (pairs[i].prio, i))
     table = [pairs[i] for i in order]
@@ -168,10 +169,10 @@ def simulate_boot(w: TraceWriter, plain: dict[str, list[str]], pairs: list[Pair]
     w.level(boot_task, "early")
     for func in plain.get("early", []):
         w.initcall(boot_task, func)
-    for band, prio, level in BAND_WALK:
+    for band, prio, is_level in BAND_WALK:
         below(prio)
-        if level is not None:
-            w.level(boot_task, level)
+        if by_band or is_level:
+            w.level(boot_task, band)
         for func in plain.get(band, []):
             w.initcall(boot_task, func)
         below(prio + 1)
@@ -259,7 +260,7 @@ def failing(pairs: list[Pair], func: str, ret: int) -> list[Pair]:
 
 def scenario_stock_boot() -> str:
     w = TraceWriter()
-    simulate_boot(w, STOCK_PLAIN, [])
+    simulate_boot(w, STOCK_PLAIN, [], by_band=False)
     return w.text()
 
 

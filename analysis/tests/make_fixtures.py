@@ -93,6 +93,19 @@ def broken_levels() -> str:
     return "".join(_move(ls, (lvl, lvl + 1), pair))
 
 
+def broken_levels_by_band() -> str:
+    ls = _lines(synth.scenario_patched_boot())
+    plain = _block(ls, r"initcall_start: +func=sched_core_sysctl_init", r"initcall_finish: +func=sched_core")
+    ls = ls[: plain[0]] + ls[plain[1]:]  # core_sync's only classic initcall
+    lvl = _find(ls, r"level=core_sync")
+    end = _find(ls, r"initexit_init_finish: path=boot origin=ie_boot_demo idx=1 ")
+    assert lvl < end
+    # core_sync's event comes after the -4200 pair, which so runs in band core
+    # [-5000, -4500): a per-level capture could not tell (core is [-5000,
+    # -4000)), a per-band one can.
+    return "".join(_move(ls, (lvl, lvl + 1), end + 1))
+
+
 def broken_inits_ascending() -> str:
     ls = _lines(synth.scenario_module_load_unload())
     last_init = max(i for i, ln in enumerate(ls) if "initexit_init_finish" in ln)
@@ -243,6 +256,8 @@ FIXTURES_SPEC: dict[str, tuple[Callable[[], str], dict[str, Any]]] = {
                                    {"exit": 1, "failed": ["boot-priority-order"]}),
     "broken-levels-agree-with-priorities": (broken_levels,
                                             {"exit": 1, "failed": ["levels-agree-with-priorities"]}),
+    "broken-levels-by-band": (broken_levels_by_band,
+                              {"exit": 1, "failed": ["levels-agree-with-priorities"]}),
     "broken-inits-ascending": (broken_inits_ascending, {"exit": 1, "failed": ["inits-ascending"]}),
     "broken-no-init-after-failure": (broken_no_init_after_failure,
                                      {"exit": 1, "failed": ["no-init-after-failure"]}),

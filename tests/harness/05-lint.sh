@@ -1,7 +1,8 @@
 #!/bin/bash
 # Lint: every host script of the harness is shellcheck clean (bash), the
-# guest scripts too (POSIX sh: busybox ash), and write_meta.py passes
-# mypy --strict. No guest boot.
+# guest scripts too (POSIX sh: busybox ash), and every Python file (the
+# analysis package, scripts/lib, the boot checks) passes mypy --strict.
+# No guest boot.
 set -u
 . "$(dirname "$0")/lib.sh"
 cd "$ROOT" || exit 1
@@ -9,8 +10,8 @@ cd "$ROOT" || exit 1
 if ! command -v shellcheck >/dev/null; then
 	skip "shellcheck" "shellcheck is not installed (apt-get install shellcheck)"
 else
-	for f in scripts/run scripts/test scripts/regen-patches initramfs/build scripts/lib/*.sh \
-		tests/harness/*.sh; do
+	for f in scripts/run scripts/test scripts/regen-patches scripts/bench scripts/check-series \
+		initramfs/build scripts/lib/*.sh bench/*.sh tests/harness/*.sh; do
 		expect "shellcheck $f" shellcheck "$f"
 	done
 	for f in initramfs/init initramfs/*.sh .ci/run; do
@@ -18,9 +19,14 @@ else
 	done
 fi
 if ! command -v mypy >/dev/null; then
-	skip "mypy --strict scripts/lib/write_meta.py" "mypy is not installed"
+	skip "mypy --strict" "mypy is not installed (apt-get install mypy)"
 else
-	expect "mypy --strict scripts/lib/write_meta.py" \
-		mypy --strict --no-error-summary --cache-dir=/dev/null scripts/lib/write_meta.py
+	mypy_cache=$(mktemp -d)
+	expect "mypy --strict analysis scripts/lib" \
+		mypy --strict --no-error-summary --cache-dir="$mypy_cache" analysis scripts/lib/*.py
+	expect "mypy --strict tests/kernel" \
+		env MYPYPATH="$ROOT:$ROOT/tests/kernel" \
+		mypy --strict --no-error-summary --cache-dir="$mypy_cache" tests/kernel/*.py
+	rm -rf "$mypy_cache"
 fi
 ktap_end

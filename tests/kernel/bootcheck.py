@@ -30,6 +30,27 @@ LEVEL_PRIO = {
     "late": 1000,
 }
 LEVELS = tuple(LEVEL_PRIO)
+
+#: Every band, in boot order: the series fires initcall_level at each.
+BAND_PRIO = {
+    "pure": -5500,
+    "core": -5000,
+    "core_sync": -4500,
+    "postcore": -4000,
+    "postcore_sync": -3500,
+    "arch": -3000,
+    "arch_sync": -2500,
+    "subsys": -2000,
+    "subsys_sync": -1500,
+    "fs": -1000,
+    "fs_sync": -750,
+    "rootfs": -500,
+    "device": 0,
+    "device_sync": 500,
+    "late": 1000,
+    "late_sync": 1500,
+}
+BANDS = tuple(BAND_PRIO)
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
 
 #: lib/test_initexit_order.c, in the order the series promises: ascending
@@ -78,14 +99,34 @@ def bare(func: str) -> str:
     return func.split("+", 1)[0]
 
 
-def expected_level(prio: int) -> Optional[str]:
-    """The initcall_level last seen before a pair of this priority runs:
-    pairs below a level's band run before that level's event."""
+def expected_band(prio: int) -> Optional[str]:
+    """The band whose initcall_level was last seen before a pair of this
+    priority runs: pairs below a band run before that band's event."""
     last = None
-    for level in LEVELS:
-        if LEVEL_PRIO[level] <= prio:
-            last = level
+    for band in BANDS:
+        if BAND_PRIO[band] <= prio:
+            last = band
     return last
+
+
+def level_of_band(band: Optional[str]) -> Optional[str]:
+    """The classic level a band belongs to: ``core_sync`` -> ``core``,
+    ``rootfs`` -> ``fs``; a level name is its own level."""
+    if band == "rootfs":
+        return "fs"
+    if band is not None and band.endswith("_sync"):
+        return band[: -len("_sync")]
+    return band
+
+
+def check_band_events(events: list[Ev]) -> list[str]:
+    """initcall_level fired once at the start of every band, in band order
+    (after early and console, which keep their own mechanisms)."""
+    got = [e.fields.get("level") for e in events if e.name == "initcall_level"]
+    got = [lvl for lvl in got if lvl not in ("early", "console")]
+    if got != list(BANDS):
+        return [f"initcall_level fired for {got}, expected every band in order: {list(BANDS)}"]
+    return []
 
 
 def level_of_each(events: Iterable[Ev]) -> list[tuple[Ev, Optional[str]]]:
@@ -116,10 +157,10 @@ def check_builtin_order(events: list[Ev], blacklisted: frozenset[str] = frozense
     for e, lvl in starts:
         if e.fields.get("path") != "boot":
             problems.append(f"line {e.line}: path={e.fields.get('path')}, expected boot")
-        want = expected_level(int(e.fields.get("prio", "0")))
+        want = expected_band(int(e.fields.get("prio", "0")))
         if lvl != want and not (want is None and lvl in (None, "early")):
             problems.append(
-                f"line {e.line}: {e.fields.get('func')} prio={e.fields.get('prio')} ran in level {lvl}, expected {want}"
+                f"line {e.line}: {e.fields.get('func')} prio={e.fields.get('prio')} ran in band {lvl}, expected {want}"
             )
     finishes = [
         e for e in events if e.name == "initexit_init_finish" and e.fields.get("origin") == "test_initexit_order"
@@ -179,9 +220,11 @@ def check_builtin_unwind(events: list[Ev], fail_at: int = 2) -> list[str]:
 
 
 def initcall_runs(events: list[Ev]) -> list[tuple[str, Optional[str]]]:
-    """(function, level) of every initcall_start from pure on, in order."""
+    """(function, level) of every initcall_start from pure on, in order.
+    A patched trace names bands; each maps to its level, as stock names it."""
     out: list[tuple[str, Optional[str]]] = []
-    for e, lvl in level_of_each(events):
+    for e, band in level_of_each(events):
+        lvl = level_of_band(band)
         if e.name == "initcall_start" and lvl in LEVEL_PRIO:
             out.append((bare(e.fields.get("func", "?")), lvl))
     return out

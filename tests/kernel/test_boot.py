@@ -39,6 +39,10 @@ def test_builtin_pairs_run_in_priority_order() -> None:
     assert bootcheck.check_builtin_order(events("INITEXIT_RUN_DIR")) == []
 
 
+def test_initcall_level_fires_at_every_band() -> None:
+    assert bootcheck.check_band_events(events("INITEXIT_RUN_DIR")) == []
+
+
 def test_builtin_object_unwinds_alone() -> None:
     assert bootcheck.check_builtin_unwind(events("INITEXIT_RUN_DIR")) == []
 

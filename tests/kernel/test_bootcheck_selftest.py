@@ -63,6 +63,34 @@ def test_order_check_catches_pair_in_wrong_level() -> None:
     assert any("tio_pre_core_init" in p and "expected pure" in p for p in problems)
 
 
+def test_order_check_catches_pair_in_wrong_band() -> None:
+    # tio_between (750) runs in band device_sync [500, 1000): with the
+    # device_sync event after it, it ran in band device.
+    report = text(PATCHED)
+    lines = report.splitlines(keepends=True)
+    sync = next(n for n, line in enumerate(lines) if "initcall_level:" in line and "level=device_sync" in line)
+    between = next(n for n, line in enumerate(lines) if "initexit_init_finish:" in line and "func=tio_between_init" in line)
+    assert sync < between
+    moved = [line for n, line in enumerate(lines) if n != sync]
+    moved.insert(between, lines[sync])
+    problems = bootcheck.check_builtin_order(evs("".join(moved)))
+    assert any("tio_between_init" in p and "ran in band device," in p for p in problems), problems
+
+
+def test_band_check_passes_on_real_capture() -> None:
+    assert bootcheck.check_band_events(evs(text(PATCHED))) == []
+
+
+def test_band_check_catches_missing_sync_band() -> None:
+    bad = drop_lines(text(PATCHED), r"initcall_level: +level=fs_sync")
+    assert bootcheck.check_band_events(evs(bad)) != []
+
+
+def test_band_check_catches_per_level_events() -> None:
+    # The stock kernel fires initcall_level per level only.
+    assert bootcheck.check_band_events(evs(text("stock-boot.report.txt"))) != []
+
+
 def test_order_check_catches_missing_pair() -> None:
     bad = drop_lines(text(PATCHED), r"func=tio_max_init")
     assert bootcheck.check_builtin_order(evs(bad)) != []
