@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from functools import partial
+from operator import attrgetter
+from typing import Callable, Iterable, Optional
 
 from analysis.model import (
     CallPath,
@@ -30,6 +32,19 @@ from analysis.model import (
 
 #: Name of the invariant that pairing problems are reported under.
 PAIRING_CHECK = "start-finish-paired"
+
+# Enum members as module constants: in Python 3.11 ``SpanKind.PAIR_INIT``
+# is a descriptor call, and the pair handlers run once per event.
+_INIT = SpanKind.PAIR_INIT
+_EXIT = SpanKind.PAIR_EXIT
+_MODULE = CallPath.MODULE
+_PATHS: dict[str, CallPath] = {p.value: p for p in CallPath}
+_REASONS: dict[str, ExitReason] = {r.value: r for r in ExitReason}
+_UNLOAD = ExitReason.UNLOAD
+_INIT_START = EventName.INIT_START
+_new_span = tuple.__new__  # Span(...) positionally, without the keyword wrapper
+_START_LINE = attrgetter("start.line")
+_START_TS = attrgetter("start.ts_ns")
 
 PAIR_INIT_START_RE = re.compile(r"path=(\S*) origin=(\S*) idx=(\d+) prio=(-?\d+) func=(\S*)\s*$")
 """initexit_init_start fields.
@@ -108,7 +123,7 @@ def bare_func(func: str) -> str:
     return _OFFSET_RE.sub("", func)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Open:
     """A call whose start was seen and whose finish was not (yet)."""
 
@@ -127,7 +142,7 @@ class _Open:
     unit: Optional["_UnitBuilder"] = None
 
 
-@dataclass
+@dataclass(slots=True)
 class _UnitBuilder:
     path: CallPath
     origin: str
@@ -145,8 +160,8 @@ class _UnitBuilder:
             path=self.path,
             origin=self.origin,
             instance=self.instance,
-            inits=tuple(sorted(self.inits, key=lambda s: s.start.line)),
-            exits=tuple(sorted(self.exits, key=lambda s: s.start.line)),
+            inits=tuple(sorted(self.inits, key=_START_LINE)),
+            exits=tuple(sorted(self.exits, key=_START_LINE)),
             load=self.load,
             free=self.free,
             stray_unwinds=stray,
@@ -154,8 +169,7 @@ class _UnitBuilder:
 
 
 class _Builder:
-    def __init__(self, parsed: ParsedInput) -> None:
-        self.parsed = parsed
+    def __init__(self) -> None:
         self.stacks: dict[int, list[_Open]] = {}
         self.spans: list[Span] = []
         self.levels: list[Event] = []
@@ -168,10 +182,6 @@ class _Builder:
         self.pending_unwind: dict[tuple[CallPath, str, int], Event] = {}
         self.stray_unwinds: dict[int, list[Event]] = {}
         self.findings: list[Finding] = []
-        self.has_module_events = any(
-            e.name is EventName.MODULE_LOAD or e.name is EventName.MODULE_FREE
-            for e in parsed.events
-        )
 
     # -- helpers -----------------------------------------------------------
 
@@ -195,13 +205,14 @@ class _Builder:
         if u is None or u.closed:
             return self.new_unit(path, origin)
         if (
-            path is CallPath.MODULE
-            and not self.has_module_events
-            and ev.name is EventName.INIT_START
+            path is _MODULE
+            and u.load is None
+            and ev.name is _INIT_START
             and (u.unloaded or (u.failed_idx is not None and idx <= u.failed_idx))
         ):
-            # No module_load events recorded: an init after an unload, or a
-            # restart from the first pairs after a failure, is a new load.
+            # This load had no module_load event (module events were not
+            # recorded then): an init after an unload, or a restart from the
+            # first pairs after a failure, is a new load.
             return self.new_unit(path, origin)
         return u
 
@@ -265,7 +276,7 @@ class _Builder:
     def add_span(self, span: Span, o: _Open) -> None:
         self.spans.append(span)
         if o.unit is not None:
-            if span.kind is SpanKind.PAIR_INIT:
+            if span.kind is _INIT:
                 o.unit.inits.append(span)
             else:
                 o.unit.exits.append(span)
@@ -346,73 +357,85 @@ class _Builder:
             del self.module_of_pid[pid]
 
     def on_pair_start(self, ev: Event, kind: SpanKind) -> None:
-        rx = PAIR_INIT_START_RE if kind is SpanKind.PAIR_INIT else PAIR_EXIT_START_RE
-        m = rx.match(ev.info)
+        m = (PAIR_INIT_START_RE if kind is _INIT else PAIR_EXIT_START_RE).match(ev.info)
         if m is None:
             self.bad_fields(ev)
             return
         g = m.groups()
-        path = CallPath.BOOT if g[0] == "boot" else CallPath.MODULE
-        if g[0] not in ("boot", "module"):
+        path = _PATHS.get(g[0])
+        if path is None:
             self.bad_fields(ev)
             return
-        origin, idx, prio, func = g[1], int(g[2]), int(g[3]), g[4]
-        unit = self.unit_for(path, origin, ev, idx)
-        o = _Open(kind, path, origin, func, idx, prio,
-                  self.level if path is CallPath.BOOT else None, ev,
-                  instance=unit.instance, unit=unit)
-        if kind is SpanKind.PAIR_EXIT:
-            try:
-                o.reason = ExitReason(g[5])
-            except ValueError:
+        origin, idx, func = g[1], int(g[2]), g[4]
+        reason: Optional[ExitReason] = None
+        if kind is _EXIT:
+            reason = _REASONS.get(g[5])
+            if reason is None:
                 self.bad_fields(ev)
                 return
+        unit = self.unit_for(path, origin, ev, idx)
+        o = _Open(kind, path, origin, func, idx, int(g[3]),
+                  self.level if path is not _MODULE else None, ev,
+                  None, None, None, unit.instance, unit)
+        if reason is not None:
+            o.reason = reason
             o.unwind = self.pending_unwind.pop((path, origin, idx), None)
-            if o.reason is ExitReason.UNLOAD:
+            if reason is _UNLOAD:
                 unit.unloaded = True
-        self.stacks.setdefault(ev.pid, []).append(o)
+        st = self.stacks.get(ev.pid)
+        if st is None:
+            self.stacks[ev.pid] = [o]
+        else:
+            st.append(o)
 
     def on_pair_finish(self, ev: Event, kind: SpanKind) -> None:
-        rx = PAIR_INIT_FINISH_RE if kind is SpanKind.PAIR_INIT else PAIR_EXIT_FINISH_RE
-        m = rx.match(ev.info)
+        m = (PAIR_INIT_FINISH_RE if kind is _INIT else PAIR_EXIT_FINISH_RE).match(ev.info)
         if m is None:
             self.bad_fields(ev)
             return
         g = m.groups()
-        if g[0] not in ("boot", "module"):
+        path = _PATHS.get(g[0])
+        if path is None:
             self.bad_fields(ev)
             return
-        path = CallPath.BOOT if g[0] == "boot" else CallPath.MODULE
         origin, idx, prio, func = g[1], int(g[2]), int(g[3]), g[4]
-        found = self.find_open(ev.pid, kind, (path, origin, idx), None)
-        if found is None:
-            self.finding(f"{ev.name.value} of {func} ({origin} #{idx}) without its start event", ev)
-            return
-        o = self.pop_to(found[0], found[1], ev)
+        # The common case: the finish closes the call on top of its task.
+        st = self.stacks.get(ev.pid)
+        o = st[-1] if st else None
+        if o is not None and o.kind is kind and o.idx == idx and o.origin == origin and o.path is path:
+            st.pop()  # type: ignore[union-attr]
+            if not st:
+                del self.stacks[ev.pid]
+        else:
+            found = self.find_open(ev.pid, kind, (path, origin, idx), None)
+            if found is None:
+                self.finding(f"{ev.name.value} of {func} ({origin} #{idx}) without its start event", ev)
+                return
+            o = self.pop_to(found[0], found[1], ev)
         if o.prio != prio or o.func != func:
             self.finding(
                 f"{ev.name.value} disagrees with its start: prio {o.prio}/{prio}, func {o.func}/{func}",
                 o.start, ev,
             )
         ret: Optional[int] = None
-        if kind is SpanKind.PAIR_INIT:
+        dur = int(g[6])
+        if kind is _INIT:
             ret = int(g[5])
-            dur = int(g[6])
             if ret < 0 and o.unit is not None and o.unit.failed_idx is None:
                 o.unit.failed_idx = idx
-        else:
-            dur = int(g[6])
-            if o.reason is not None and g[5] != o.reason.value:
-                self.finding(f"initexit_exit_finish reason={g[5]} but its start said {o.reason.value}",
-                             o.start, ev)
+        elif o.reason is not None and _REASONS.get(g[5]) is not o.reason:
+            self.finding(f"initexit_exit_finish reason={g[5]} but its start said {o.reason.value}",
+                         o.start, ev)
         if dur == 0 and ev.ts_ns > o.start.ts_ns:
             dur = ev.ts_ns - o.start.ts_ns  # duration_ns is 0 when the finish event was off
-        span = Span(
-            kind=kind, path=path, origin=origin, func=func, idx=idx, prio=prio,
-            level=o.level, start=o.start, finish=ev, ret=ret, duration_ns=dur,
-            reason=o.reason, unwind=o.unwind, inner=o.inner, instance=o.instance,
-        )
-        self.add_span(span, o)
+        # Span(kind, path, origin, func, idx, prio, level, start, finish, ret,
+        #      duration_ns, reason, unwind, inner, instance)
+        span: Span = _new_span(Span, (kind, path, origin, func, idx, prio, o.level, o.start, ev, ret,
+                                      dur, o.reason, o.unwind, o.inner, o.instance))
+        self.spans.append(span)
+        unit = o.unit
+        if unit is not None:
+            (unit.inits if kind is _INIT else unit.exits).append(span)
 
     def on_unwind(self, ev: Event) -> None:
         m = UNWIND_RE.match(ev.info)
@@ -464,17 +487,19 @@ class _Builder:
 
     # -- driver ------------------------------------------------------------
 
-    def run(self) -> Capture:
+    def run(self, events: Iterable[Event], finish: Callable[[], ParsedInput]) -> Capture:
+        """Consume ``events`` (as they are read, when it is a generator), then
+        ``finish()`` gives the whole parsed input."""
         by_name: dict[EventName, Callable[[Event], None]] = {
             EventName.INITCALL_LEVEL: self.on_level,
             EventName.INITCALL_START: self.on_initcall_start,
             EventName.INITCALL_FINISH: self.on_initcall_finish,
             EventName.MODULE_LOAD: self.on_module_load,
             EventName.MODULE_FREE: self.on_module_free,
-            EventName.INIT_START: lambda e: self.on_pair_start(e, SpanKind.PAIR_INIT),
-            EventName.INIT_FINISH: lambda e: self.on_pair_finish(e, SpanKind.PAIR_INIT),
-            EventName.EXIT_START: lambda e: self.on_pair_start(e, SpanKind.PAIR_EXIT),
-            EventName.EXIT_FINISH: lambda e: self.on_pair_finish(e, SpanKind.PAIR_EXIT),
+            EventName.INIT_START: partial(self.on_pair_start, kind=_INIT),
+            EventName.INIT_FINISH: partial(self.on_pair_finish, kind=_INIT),
+            EventName.EXIT_START: partial(self.on_pair_start, kind=_EXIT),
+            EventName.EXIT_FINISH: partial(self.on_pair_finish, kind=_EXIT),
             EventName.UNWIND: self.on_unwind,
             EventName.DMESG_CALLING: self.on_dmesg_calling,
             EventName.DMESG_RETURNED: self.on_dmesg_returned,
@@ -482,14 +507,15 @@ class _Builder:
         # Keyed by the name's string: an Enum's hash is computed in Python.
         handlers = {k.value: h for k, h in by_name.items()}
         get = handlers.get
-        for ev in self.parsed.events:
+        for ev in events:
             h = get(ev.name._value_)
             if h is not None:
                 h(ev)
-        ends = "the capture ends" if not self.parsed.gaps else "the capture ends (it has gaps)"
+        parsed = finish()
+        ends = "the capture ends" if not parsed.gaps else "the capture ends (it has gaps)"
         for st in self.stacks.values():
             for o in st:
-                what = "calling" if self.parsed.fmt is InputFormat.DMESG else "start"
+                what = "calling" if parsed.fmt is InputFormat.DMESG else "start"
                 self.finding(f"{o.kind.value} {o.func} has a {what} but {ends} before its finish "
                              f"(truncated capture or hung call)", o.start)
                 self.close_unfinished(o)
@@ -501,10 +527,12 @@ class _Builder:
                    if k not in {id(u) for u in self.all_units} for e in evs]
         for e in orphans:
             self.finding("initexit_unwind for a pair never seen", e)
-        spans = tuple(sorted(self.spans, key=lambda s: (s.start.ts_ns, s.start.line)))
+        # By (start time, start line): two stable sorts with C-level keys.
+        spans = sorted(self.spans, key=_START_LINE)
+        spans.sort(key=_START_TS)
         return Capture(
-            parsed=self.parsed,
-            spans=spans,
+            parsed=parsed,
+            spans=tuple(spans),
             levels=tuple(self.levels),
             units=units,
             build_problems=tuple(self.findings),
@@ -514,4 +542,10 @@ class _Builder:
 
 def build_capture(parsed: ParsedInput) -> Capture:
     """Pair starts with finishes, link exits and unwinds, group into units."""
-    return _Builder(parsed).run()
+    return _Builder().run(parsed.events, lambda: parsed)
+
+
+def build_capture_streaming(events: Iterable[Event], finish: Callable[[], ParsedInput]) -> Capture:
+    """As :func:`build_capture`, consuming ``events`` while they are parsed;
+    ``finish()`` returns the ParsedInput once ``events`` is exhausted."""
+    return _Builder().run(events, finish)

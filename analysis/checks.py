@@ -32,6 +32,17 @@ from analysis.model import (
 )
 from analysis.parse import unknown_initexit_events
 
+# Enum members as module constants: in Python 3.11 ``Status.OK`` is a
+# descriptor call, and the checks test every span.
+_OK = Status.OK
+_FAILED = Status.FAILED
+_UNLOAD = ExitReason.UNLOAD
+_UNWIND = ExitReason.UNWIND
+_PAIR_EXIT = SpanKind.PAIR_EXIT
+_PAIR_INIT = SpanKind.PAIR_INIT
+_INITCALL = SpanKind.INITCALL
+_BOOT = CallPath.BOOT
+
 #: Every check, in the order reports list them: (name, one-line description).
 CHECKS: tuple[tuple[str, str], ...] = (
     ("trace-complete", "no lost events, unreadable lines or unknown initexit events"),
@@ -104,11 +115,11 @@ def _boot_items(cap: Capture) -> list[tuple[Span, tuple[int, int], tuple[int, in
     """
     items = []
     for s in cap.spans:
-        if s.path is not CallPath.BOOT:
+        if s.path is not _BOOT:
             continue
-        if s.kind is SpanKind.PAIR_INIT and s.prio is not None:
+        if s.kind is _PAIR_INIT and s.prio is not None:
             items.append((s, (s.prio, 1), (s.prio, 1)))
-        elif s.kind is SpanKind.INITCALL:
+        elif s.kind is _INITCALL:
             if s.prio is not None:
                 items.append((s, (s.prio, 0), (s.prio, 0)))
             elif (bands := band_prios(s.level, cap.levels_by_band)) is not None:
@@ -176,7 +187,7 @@ def check_levels(cap: Capture) -> CheckResult:
         seen[lvl] = ev.quote()
         last_i, last_ev = max(last_i, i), ev
     for s in cap.spans:
-        if s.path is not CallPath.BOOT or s.kind is not SpanKind.PAIR_INIT or s.prio is None:
+        if s.path is not _BOOT or s.kind is not _PAIR_INIT or s.prio is None:
             continue
         low, high = level_window(s.level, cap.levels_by_band)
         if (low is not None and s.prio < low) or (high is not None and s.prio >= high):
@@ -191,7 +202,7 @@ def check_levels(cap: Capture) -> CheckResult:
 
 def _first_failure(u: Unit) -> Optional[Span]:
     for s in u.inits:
-        if s.status is Status.FAILED:
+        if s.status is _FAILED:
             return s
     return None
 
@@ -240,7 +251,7 @@ def check_no_init_after_failure(cap: Capture) -> CheckResult:
 
 
 #: (path, origin) -> {idx: exit function} of the pairs known to have an exit.
-Known = dict[tuple[str, str], dict[int, str]]
+Known = dict[tuple[CallPath, str], dict[int, str]]
 
 
 def _known_exits(cap: Capture) -> Known:
@@ -250,12 +261,12 @@ def _known_exits(cap: Capture) -> Known:
     for u in cap.units:
         for e in u.exits:
             if e.idx is not None:
-                known.setdefault((u.path.value, u.origin), {})[e.idx] = e.func
+                known.setdefault((u.path, u.origin), {})[e.idx] = e.func
     return known
 
 
 def _has_exit(known: Known, u: Unit, idx: Optional[int]) -> bool:
-    return idx is not None and idx in known.get((u.path.value, u.origin), {})
+    return idx is not None and idx in known.get((u.path, u.origin), {})
 
 
 def _succeeded_before(u: Unit, limit: Optional[int], known: Known) -> dict[int, str]:
@@ -265,9 +276,9 @@ def _succeeded_before(u: Unit, limit: Optional[int], known: Known) -> dict[int, 
     out: dict[int, str] = {}
     with_init = {s.idx for s in u.inits}
     for s in u.inits:
-        if s.idx is not None and s.status is Status.OK and (limit is None or s.idx < limit):
+        if s.idx is not None and s.status is _OK and (limit is None or s.idx < limit):
             out[s.idx] = s.func
-    for idx, func in known.get((u.path.value, u.origin), {}).items():
+    for idx, func in known.get((u.path, u.origin), {}).items():
         if idx not in with_init and (limit is None or idx < limit):
             out[idx] = func
     return out
@@ -289,7 +300,7 @@ def check_unwind_after_failure(cap: Capture) -> CheckResult:
                                     (ev.quote(),)))
         if f is None:
             for e in u.exits:
-                if e.reason is ExitReason.UNWIND or e.unwind is not None:
+                if e.reason is _UNWIND or e.unwind is not None:
                     any_unwind = True
                     findings.append(Finding(
                         name, f"{u.name()}: exit #{e.idx} {e.func} ran as an unwind, "
@@ -303,7 +314,7 @@ def check_unwind_after_failure(cap: Capture) -> CheckResult:
         act_idx = [e.idx for e in actual]
         if exp_idx != act_idx:
             extra = [e for e in actual if e.idx not in succeeded]
-            exits = known.get((u.path.value, u.origin), {})
+            exits = known.get((u.path, u.origin), {})
             missing = [f"#{i} {exits.get(i, succeeded[i])}" for i in exp_idx if i not in act_idx]
             why = []
             if extra:
@@ -319,7 +330,7 @@ def check_unwind_after_failure(cap: Capture) -> CheckResult:
                 f"[{expected}], got {_idx_list(actual)} ({'; '.join(why)})",
                 _q(f)[1:2] + tuple(e.start.quote() for e in actual)))
         for e in actual:
-            if e.reason is not ExitReason.UNWIND:
+            if e.reason is not _UNWIND:
                 findings.append(Finding(
                     name, f"{u.name()}: exit #{e.idx} {e.func} after a failure has "
                           f"reason={e.reason.value if e.reason else '?'}, not unwind", _q(e)[:1]))
@@ -349,11 +360,11 @@ def check_unload_reverse(cap: Capture) -> CheckResult:
     findings = []
     any_unload = False
     for u in cap.units:
-        unload = [e for e in u.exits if e.reason is ExitReason.UNLOAD]
+        unload = [e for e in u.exits if e.reason is _UNLOAD]
         if not unload:
             continue
         any_unload = True
-        order = [s.idx for s in u.inits if s.status is Status.OK]
+        order = [s.idx for s in u.inits if s.status is _OK]
         pos = {idx: i for i, idx in enumerate(order)}
         for a, b in zip(unload, unload[1:]):
             assert a.idx is not None and b.idx is not None
@@ -401,7 +412,7 @@ def check_exit_exactly_once(cap: Capture) -> CheckResult:
                 findings.append(Finding(
                     name, f"{u.name()}: exit #{idx} {es[0].func} ran but {why}",
                     _q(init)[1:2] + (es[0].start.quote(),)))
-        unloaded = any(e.reason is ExitReason.UNLOAD for e in u.exits)
+        unloaded = any(e.reason is _UNLOAD for e in u.exits)
         if unloaded or (u.free is not None and f is None):
             for idx, func in sorted(ok.items()):
                 if _has_exit(known, u, idx) and idx not in count:
@@ -439,10 +450,10 @@ def _notes(cap: Capture) -> tuple[str, ...]:
     if len(durs) >= 10 and all(d % 1_000_000 == 0 for d in durs):
         notes.append("every duration is a whole millisecond: the clocksource is probably jiffies, "
                      "durations are meaningless")
-    pairs = sum(1 for s in cap.spans if s.kind is SpanKind.PAIR_INIT)
+    pairs = sum(1 for s in cap.spans if s.kind is _PAIR_INIT)
     if cap.spans and pairs == 0 and p.fmt is InputFormat.TRACE_CMD:
         notes.append("no initexit events: a stock kernel, or the initexit events were not recorded")
-    total = sum(s.duration_ns or 0 for s in cap.spans if s.kind is not SpanKind.PAIR_EXIT)
+    total = sum(s.duration_ns or 0 for s in cap.spans if s.kind is not _PAIR_EXIT)
     if total:
         notes.append(f"time in inits and initcalls: {format_duration(total)}")
     return tuple(notes)

@@ -14,7 +14,7 @@ from typing import Callable, Optional, Sequence
 
 from analysis import __version__
 from analysis.bench import format_bench, run_bench
-from analysis.build import build_capture
+from analysis.load import gc_paused, load_capture
 from analysis.checks import CHECKS, run_checks
 from analysis.model import Verdict
 from analysis.parse import InputError, parse_text, read_input
@@ -78,11 +78,12 @@ def _use_colour(mode: str, stream: object) -> bool:
 def analyse(path: str, progress: Callable[[str], None]) -> Verdict:
     """Read, parse, build and check one input."""
     progress(f"reading {path}")
-    text = read_input(path)
-    parsed = parse_text(text.text, text.source)
+    cap = load_capture(path)
+    parsed = cap.parsed
     progress(f"parsed {len(parsed.events)} events from {parsed.line_count} lines "
              f"({parsed.fmt.value})")
-    verdict = run_checks(build_capture(parsed))
+    with gc_paused():
+        verdict = run_checks(cap)
     progress(f"checked {len(verdict.capture.spans)} calls: "
              f"{'ok' if verdict.ok else str(len(verdict.findings)) + ' finding(s)'}")
     return verdict

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Optional
+from typing import Iterable, Mapping, NamedTuple, Optional
 
 
 class InputFormat(enum.Enum):
     """What kind of text the input was."""
+
+    __hash__ = object.__hash__  # members are singletons; Enum's own hash is Python code
 
     TRACE_CMD = "trace-cmd-report"
     DMESG = "dmesg"
@@ -20,6 +22,8 @@ class InputFormat(enum.Enum):
 
 class EventName(enum.Enum):
     """Every event the model understands; anything else is counted as ignored."""
+
+    __hash__ = object.__hash__  # members are singletons; Enum's own hash is Python code
 
     INITCALL_LEVEL = "initcall_level"
     INITCALL_START = "initcall_start"
@@ -46,12 +50,16 @@ INITEXIT_PREFIX = "initexit_"
 class CallPath(enum.Enum):
     """Where a call ran: the built-in boot walk or a module load/unload."""
 
+    __hash__ = object.__hash__  # members are singletons; Enum's own hash is Python code
+
     BOOT = "boot"
     MODULE = "module"
 
 
 class SpanKind(enum.Enum):
     """What a span on the timeline is."""
+
+    __hash__ = object.__hash__  # members are singletons; Enum's own hash is Python code
 
     INITCALL = "initcall"  # a plain initcall (no pair), or a legacy module init
     PAIR_INIT = "init"  # the init of a module_init_exit() pair
@@ -61,6 +69,8 @@ class SpanKind(enum.Enum):
 class Status(enum.Enum):
     """How a call ended."""
 
+    __hash__ = object.__hash__  # members are singletons; Enum's own hash is Python code
+
     OK = "ok"
     FAILED = "failed"  # returned < 0
     UNFINISHED = "unfinished"  # the capture ends (or breaks) before its finish
@@ -68,6 +78,8 @@ class Status(enum.Enum):
 
 class ExitReason(enum.Enum):
     """Why an exit ran (the ``reason=`` field)."""
+
+    __hash__ = object.__hash__  # members are singletons; Enum's own hash is Python code
 
     UNLOAD = "unload"
     UNWIND = "unwind"
@@ -174,12 +186,13 @@ def format_duration(ns: Optional[int]) -> str:
     return f"{ns / 1_000_000_000:.3f} s"
 
 
-@dataclass(frozen=True, slots=True)
-class Event:
+class Event(NamedTuple):
     """One recognised input line.
 
     ``info`` is the event's printed fields (``func=foo+0x0 ret=0``), kept as
-    text so the event can be quoted exactly as it was read.
+    text so the event can be quoted exactly as it was read.  A NamedTuple,
+    not a frozen dataclass: a capture has millions and a tuple is built in
+    a third of the time (see analysis/bench.py).
     """
 
     line: int
@@ -239,9 +252,16 @@ class ParsedInput:
     ignored: Mapping[str, int]  # event name -> count, events the model skips
 
 
-@dataclass(frozen=True, slots=True)
-class Span:
+# Module constants: in Python 3.11 ``Status.OK`` is a descriptor call, and
+# Span.status runs for every span in every check.
+_PAIR_EXIT = SpanKind.PAIR_EXIT
+_OK, _FAILED, _UNFINISHED = Status.OK, Status.FAILED, Status.UNFINISHED
+
+
+class Span(NamedTuple):
     """One call on the timeline: a plain initcall, a pair's init or exit.
+
+    Immutable; a NamedTuple for the same reason as :class:`Event`.
 
     ``start`` is the start event; ``finish`` is None when the capture ends
     inside the call.  For pair inits, ``inner`` is the nested
@@ -280,11 +300,11 @@ class Span:
 
     @property
     def status(self) -> Status:
-        if self.kind is SpanKind.PAIR_EXIT:
-            return Status.OK if self.finish is not None else Status.UNFINISHED
+        if self.kind is _PAIR_EXIT:
+            return _OK if self.finish is not None else _UNFINISHED
         if self.ret is None:
-            return Status.UNFINISHED
-        return Status.FAILED if self.ret < 0 else Status.OK
+            return _UNFINISHED
+        return _FAILED if self.ret < 0 else _OK
 
     @property
     def key(self) -> tuple[str, str, Optional[int]]:

@@ -8,6 +8,8 @@ at all is an :class:`InputError`.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import re
 import shutil
@@ -16,7 +18,7 @@ import sys
 import tempfile
 from collections import Counter
 from dataclasses import dataclass
-from typing import IO, Optional
+from typing import IO, Iterable, Iterator, Optional
 
 from analysis.model import (
     INITEXIT_PREFIX,
@@ -55,6 +57,11 @@ at the first ``-<pid>`` that is followed by the CPU column and a timestamp,
 which is the last such place in any real line (lazy is 2x faster than a
 greedy backtrack from the line's end).
 """
+
+FAST_LINE_RE = re.compile(r" *(.+?)-(\d+) +\[(\d+)\] +(\d+)\.(\d{9}): (\w+): +(.*)")
+"""The line of ``trace-cmd report -N -t`` as the analysis itself runs it:
+:data:`TRACE_LINE_RE` narrowed to ``[cpu]`` and a 9-digit fraction, which
+matches in less time.  Lines it misses go through :data:`TRACE_LINE_RE`."""
 
 DROPPED_RE = re.compile(r"^\s*CPU:\s*(\d+) \[(?:(\d+) )?EVENTS DROPPED\]\s*$")
 """A lost-events marker, with or without a count.
@@ -141,52 +148,89 @@ def ts_to_ns(stamp: str) -> int:
     return ns
 
 
-def _run_trace_cmd_report(path: str) -> str:
+def _trace_cmd_report_lines(path: str) -> Iterator[str]:
+    """The lines ``trace-cmd report`` prints for ``path``, while it prints
+    them: trace-cmd runs on one CPU while the caller parses on the other.
+    Raises :class:`InputError` (after the last line) when it fails or
+    prints nothing."""
     exe = shutil.which("trace-cmd")
     if exe is None:
         raise InputError(f"{path}: a trace.dat needs `trace-cmd report`, and trace-cmd is not installed")
-    proc = subprocess.run(
-        [exe, *TRACE_CMD_REPORT_ARGS, "-i", path],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        check=False,
-    )
-    if proc.returncode != 0:
-        err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-        last = err[-1] if err else f"exit status {proc.returncode}"
+    with tempfile.TemporaryFile() as errf:
+        proc = subprocess.Popen([exe, *TRACE_CMD_REPORT_ARGS, "-i", path],
+                                stdout=subprocess.PIPE, stderr=errf)
+        assert proc.stdout is not None
+        printed = False
+        try:
+            with io.TextIOWrapper(proc.stdout, encoding="utf-8", errors="replace", newline="\n") as out:
+                for line in out:
+                    printed = printed or bool(line.strip())
+                    yield line
+        finally:
+            if proc.poll() is None:
+                proc.kill()  # the consumer stopped early
+            rc = proc.wait()
+        errf.seek(0)
+        err = errf.read().decode("utf-8", "replace").strip().splitlines()
+    if rc != 0:
+        last = err[-1] if err else f"exit status {rc}"
         raise InputError(f"{path}: trace-cmd report failed: {last}")
-    if not proc.stdout.strip():
+    if not printed:
         # trace-cmd 3.1.6 exits 0 with no output on a damaged file.
-        err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
         why = f": {err[-1]}" if err else " (damaged or empty trace.dat?)"
         raise InputError(f"{path}: trace-cmd report printed nothing{why}")
-    return proc.stdout.decode("utf-8", "replace")
 
 
-def read_input(name: str, stdin: Optional[IO[bytes]] = None) -> InputText:
-    """Read a file (or ``-`` for standard input); a trace.dat goes through
-    ``trace-cmd report``.  Raises :class:`InputError` with a one-line message."""
+def _run_trace_cmd_report(path: str) -> str:
+    return "".join(_trace_cmd_report_lines(path))
+
+
+@dataclass(frozen=True)
+class InputLines:
+    """An opened input: its name and its lines (each with its ``\\n``)."""
+
+    source: str
+    lines: Iterator[str]
+
+
+@contextlib.contextmanager
+def open_input(name: str, stdin: Optional[IO[bytes]] = None) -> Iterator[InputLines]:
+    """Open a file (or ``-`` for standard input) for reading line by line; a
+    trace.dat is printed by ``trace-cmd report`` as it is read.  Raises
+    :class:`InputError` with a one-line message."""
     if name == "-":
         stream = stdin if stdin is not None else sys.stdin.buffer
         data = stream.read()
-        source = "<stdin>"
         if data.startswith(TRACE_DAT_MAGIC):
             with tempfile.TemporaryDirectory(prefix="initexit-") as tmp:
                 path = os.path.join(tmp, "stdin.dat")
                 with open(path, "wb") as out:
                     out.write(data)
-                return InputText(source, _run_trace_cmd_report(path))
-    else:
-        source = name
-        try:
-            with open(name, "rb") as f:
-                head = f.read(len(TRACE_DAT_MAGIC))
-                if head == TRACE_DAT_MAGIC:
-                    return InputText(source, _run_trace_cmd_report(name))
-                data = head + f.read()
-        except OSError as e:
-            raise InputError(f"{name}: cannot read: {e.strerror or e}") from None
-    return InputText(source, data.decode("utf-8", "replace"))
+                del data
+                yield InputLines("<stdin>", _trace_cmd_report_lines(path))
+            return
+        with io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace", newline="\n") as t:
+            yield InputLines("<stdin>", iter(t))
+        return
+    try:
+        with open(name, "rb") as f:
+            is_dat = f.read(len(TRACE_DAT_MAGIC)) == TRACE_DAT_MAGIC
+        if is_dat:
+            yield InputLines(name, _trace_cmd_report_lines(name))
+            return
+        t = open(name, encoding="utf-8", errors="replace", newline="\n")
+    except OSError as e:
+        raise InputError(f"{name}: cannot read: {e.strerror or e}") from None
+    with t:
+        yield InputLines(name, iter(t))
+
+
+def read_input(name: str, stdin: Optional[IO[bytes]] = None) -> InputText:
+    """Read a whole file (or ``-`` for standard input) as text; a trace.dat
+    goes through ``trace-cmd report``.  Raises :class:`InputError` with a
+    one-line message."""
+    with open_input(name, stdin) as inp:
+        return InputText(inp.source, "".join(inp.lines))
 
 
 def detect_format(lines: list[str]) -> InputFormat:
@@ -223,84 +267,168 @@ def _problem_or_gap(
         problems.append(Problem(lineno, text, "unrecognised line"))
 
 
+class TraceReportReader:
+    """Reads ``trace-cmd report`` lines one at a time.
+
+    :meth:`read` yields each event as soon as its line is read, so a consumer
+    (the span builder) can work while ``trace-cmd report`` is still printing;
+    :meth:`result` then gives the whole :class:`ParsedInput`.  Lines are
+    split on ``\\n`` only; a last line without one is a truncated capture.
+    """
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.events: list[Event] = []
+        self.gaps: list[Gap] = []
+        self.problems: list[Problem] = []
+        self.ignored: Counter[str] = Counter()
+        self.cpus: Optional[int] = None
+        self.line_count = 0
+
+    def read(self, lines: Iterable[str]) -> Iterator[Event]:
+        events = self.events
+        append = events.append
+        gaps = self.gaps
+        ignored = self.ignored
+        comms: dict[str, str] = {}
+        last_ts: dict[int, tuple[int, int]] = {}
+        fast = FAST_LINE_RE.match
+        match = TRACE_LINE_RE.match
+        names = _EVENT_NAMES
+        scale = _FRACTION_SCALE
+        ints: dict[str, int] = {}  # pid and cpu strings repeat: convert each once
+        new_event = tuple.__new__  # Event(...) without the NamedTuple wrapper
+        lineno = 0
+        for raw in lines:
+            lineno += 1
+            f = fast(raw)
+            if f is not None:
+                comm, pid, cpu_s, sec, frac, name, info = f.groups()
+                ev = names.get(name)
+                if ev is None:
+                    ignored[name] += 1
+                    continue
+                if raw[-1:] != "\n":
+                    # Only the last line can lack its newline: a cut capture.
+                    gaps.append(Gap(lineno, None, None, f"input ends mid-line (truncated capture?): {raw[:80]!r}"))
+                    continue
+                ts = int(sec + frac)
+                cpu = ints.get(cpu_s)
+                if cpu is None:
+                    cpu = ints[cpu_s] = int(cpu_s)
+                prev = last_ts.get(cpu)
+                if prev is not None and ts < prev[0]:
+                    gaps.append(
+                        Gap(lineno, cpu, None,
+                            f"CPU {cpu} clock went backwards from line {prev[1]} ({prev[0]} ns) to {ts} ns")
+                    )
+                last_ts[cpu] = (ts, lineno)
+                c2 = comms.get(comm)
+                if c2 is None:
+                    c2 = comms[comm] = comm.strip()
+                p = ints.get(pid)
+                if p is None:
+                    p = ints[pid] = int(pid)
+                if info[-1:] == "\r":
+                    info = info.rstrip("\r")
+                event: Event = new_event(Event, (lineno, ts, cpu, p, c2, ev, info))
+                append(event)
+                yield event
+                continue
+            m = match(raw)
+            if m is None:
+                self._other_line(lineno, raw)
+                continue
+            comm, pid, cpu_s, lcpu, stamp, name, info = m.groups()
+            ev = names.get(name)
+            if ev is None:
+                ignored[name] += 1
+                continue
+            if not raw.endswith("\n"):
+                # The last line may be cut anywhere, even inside a field.
+                gaps.append(Gap(lineno, None, None, f"input ends mid-line (truncated capture?): {raw[:80]!r}"))
+                continue
+            dot = stamp.find(".")
+            if dot < 0:
+                ts = int(stamp)
+            else:
+                frac = stamp[dot + 1 : dot + 10]
+                ts = int(stamp[:dot]) * 1_000_000_000 + int(frac) * scale[len(frac)]
+            cpu = int(cpu_s if cpu_s is not None else lcpu)
+            prev = last_ts.get(cpu)
+            if prev is not None and ts < prev[0]:
+                gaps.append(
+                    Gap(lineno, cpu, None,
+                        f"CPU {cpu} clock went backwards from line {prev[1]} ({prev[0]} ns) to {ts} ns")
+                )
+            last_ts[cpu] = (ts, lineno)
+            c2 = comms.get(comm)
+            if c2 is None:
+                c2 = comms[comm] = comm.strip()
+            event = Event(lineno, ts, cpu, int(pid), c2, ev, info.rstrip("\r"))
+            append(event)
+            yield event
+        self.line_count = lineno
+
+    def _other_line(self, lineno: int, raw: str) -> None:
+        """A line that is not an event: the cpus= header, a lost-events
+        marker, an ftrace header, or a problem."""
+        if lineno == 1 or self.cpus is None:
+            c = CPUS_RE.match(raw)
+            if c:
+                self.cpus = int(c.group(1))
+                return
+        d = DROPPED_RE.match(raw)
+        if d:
+            cpu = int(d.group(1))
+            count = int(d.group(2)) if d.group(2) else None
+            what = f"CPU {cpu} lost {count if count is not None else 'an unknown number of'} events here"
+            self.gaps.append(Gap(lineno, cpu, count, what))
+            return
+        e = FTRACE_ENTRIES_RE.match(raw)
+        if e and int(e.group(2)) > int(e.group(1)):
+            self.gaps.append(
+                Gap(lineno, None, int(e.group(2)) - int(e.group(1)),
+                    f"ring buffer overwritten: {e.group(1)} of {e.group(2)} entries kept")
+            )
+            return
+        if HEADER_RE.match(raw):
+            return
+        _problem_or_gap(lineno, raw, not raw.endswith("\n"), self.problems, self.gaps)
+
+    def result(self) -> ParsedInput:
+        return ParsedInput(
+            source=self.source,
+            fmt=InputFormat.TRACE_CMD,
+            cpus=self.cpus,
+            line_count=self.line_count,
+            events=tuple(self.events),
+            gaps=tuple(self.gaps),
+            problems=tuple(self.problems),
+            ignored=dict(self.ignored),
+        )
+
+
 def parse_trace_report(text: str, source: str = "<text>") -> ParsedInput:
     """Parse ``trace-cmd report`` output into events, gaps and problems."""
-    lines = text.splitlines(keepends=True)
-    events: list[Event] = []
-    append = events.append
-    gaps: list[Gap] = []
-    problems: list[Problem] = []
-    ignored: Counter[str] = Counter()
-    comms: dict[str, str] = {}
-    last_ts: dict[int, tuple[int, int]] = {}
-    cpus: Optional[int] = None
-    match = TRACE_LINE_RE.match
-    names = _EVENT_NAMES
-    scale = _FRACTION_SCALE
-    n_lines = len(lines)
-    for lineno, raw in enumerate(lines, 1):
-        m = match(raw)
-        if m is None:
-            if lineno == 1 or cpus is None:
-                c = CPUS_RE.match(raw)
-                if c:
-                    cpus = int(c.group(1))
-                    continue
-            d = DROPPED_RE.match(raw)
-            if d:
-                cpu = int(d.group(1))
-                count = int(d.group(2)) if d.group(2) else None
-                what = f"CPU {cpu} lost {count if count is not None else 'an unknown number of'} events here"
-                gaps.append(Gap(lineno, cpu, count, what))
-                continue
-            e = FTRACE_ENTRIES_RE.match(raw)
-            if e and int(e.group(2)) > int(e.group(1)):
-                gaps.append(
-                    Gap(lineno, None, int(e.group(2)) - int(e.group(1)),
-                        f"ring buffer overwritten: {e.group(1)} of {e.group(2)} entries kept")
-                )
-                continue
-            if HEADER_RE.match(raw):
-                continue
-            _problem_or_gap(lineno, raw, lineno == n_lines, problems, gaps)
-            continue
-        comm, pid, cpu_s, lcpu, stamp, name, info = m.groups()
-        ev = names.get(name)
-        if ev is None:
-            ignored[name] += 1
-            continue
-        if lineno == n_lines and not raw.endswith("\n"):
-            # The last line may be cut anywhere, even inside a field.
-            gaps.append(Gap(lineno, None, None, f"input ends mid-line (truncated capture?): {raw[:80]!r}"))
-            continue
-        dot = stamp.find(".")
-        if dot < 0:
-            ts = int(stamp)
-        else:
-            frac = stamp[dot + 1 : dot + 10]
-            ts = int(stamp[:dot]) * 1_000_000_000 + int(frac) * scale[len(frac)]
-        cpu = int(cpu_s if cpu_s is not None else lcpu)
-        prev = last_ts.get(cpu)
-        if prev is not None and ts < prev[0]:
-            gaps.append(
-                Gap(lineno, cpu, None,
-                    f"CPU {cpu} clock went backwards from line {prev[1]} ({prev[0]} ns) to {ts} ns")
-            )
-        last_ts[cpu] = (ts, lineno)
-        c2 = comms.get(comm)
-        if c2 is None:
-            c2 = comms[comm] = comm.strip()
-        append(Event(lineno, ts, cpu, int(pid), c2, ev, info.rstrip("\r")))
-    return ParsedInput(
-        source=source,
-        fmt=InputFormat.TRACE_CMD,
-        cpus=cpus,
-        line_count=n_lines,
-        events=tuple(events),
-        gaps=tuple(gaps),
-        problems=tuple(problems),
-        ignored=dict(ignored),
-    )
+    reader = TraceReportReader(source)
+    for _ in reader.read(iter_text_lines(text)):
+        pass
+    return reader.result()
+
+
+def iter_text_lines(text: str) -> Iterator[str]:
+    """The lines of ``text``, each with its ``\\n``, split on ``\\n`` only
+    (str.splitlines also splits on form feeds and other separators)."""
+    find = text.find
+    pos, n = 0, len(text)
+    while pos < n:
+        end = find("\n", pos)
+        if end < 0:
+            yield text[pos:]
+            return
+        yield text[pos:end + 1]
+        pos = end + 1
 
 
 def parse_dmesg(text: str, source: str = "<text>") -> ParsedInput:
@@ -354,21 +482,41 @@ def parse_text(text: str, source: str = "<text>") -> ParsedInput:
 
     Raises :class:`InputError` when nothing in it is an event we read.
     """
-    head = text[:200_000].splitlines(keepends=True)
-    fmt = detect_format(head)
+    _head, fmt = split_head(iter_text_lines(text))
     if fmt is InputFormat.DMESG:
         parsed = parse_dmesg(text, source)
     else:
         parsed = parse_trace_report(text, source)
-    if not parsed.events and not parsed.gaps:
-        if parsed.problems:
-            p = parsed.problems[0]
-            raise InputError(f"line {p.line}: no event could be read; first bad line: {p.text[:60]!r}")
-        names = ", ".join(sorted(parsed.ignored)) or "none"
-        raise InputError(
-            f"no initcall, module or initexit events in {source} (events seen: {names})"
-        )
+    check_not_empty(parsed)
     return parsed
+
+
+def check_not_empty(parsed: ParsedInput) -> None:
+    """Raise :class:`InputError` when nothing in the input is an event we read."""
+    if parsed.events or parsed.gaps:
+        return
+    if parsed.problems:
+        p = parsed.problems[0]
+        raise InputError(f"line {p.line}: no event could be read; first bad line: {p.text[:60]!r}")
+    names = ", ".join(sorted(parsed.ignored)) or "none"
+    raise InputError(f"no initcall, module or initexit events in {parsed.source} (events seen: {names})")
+
+
+def split_head(lines: Iterator[str], limit: int = 200_000) -> tuple[list[str], InputFormat]:
+    """Read lines until the format is known (or ``limit`` characters); return
+    them with the format.  The caller goes on with the rest of ``lines``."""
+    head: list[str] = []
+    size = 0
+    for line in lines:
+        head.append(line)
+        size += len(line)
+        if CPUS_RE.match(line) or TRACE_LINE_RE.match(line) or DROPPED_RE.match(line):
+            return head, InputFormat.TRACE_CMD
+        if DMESG_CALLING_RE.match(line) or DMESG_RETURNED_RE.match(line):
+            return head, InputFormat.DMESG
+        if size >= limit:
+            break
+    return head, detect_format(head)
 
 
 def unknown_initexit_events(parsed: ParsedInput) -> list[str]:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import heapq
+from operator import attrgetter
+
 from analysis.model import (
     Capture,
     CheckState,
@@ -13,6 +16,7 @@ from analysis.model import (
     format_ns,
 )
 
+_DURATION = attrgetter("duration_ns")
 _RESET = "\033[0m"
 _COLOURS = {"red": "\033[31m", "green": "\033[32m", "yellow": "\033[33m", "dim": "\033[2m",
             "bold": "\033[1m"}
@@ -66,11 +70,12 @@ def render_timeline(cap: Capture, paint: Painter) -> list[str]:
 
 def render_slowest(cap: Capture, n: int, paint: Painter) -> list[str]:
     spans = [s for s in cap.spans if s.duration_ns is not None]
-    spans.sort(key=lambda s: (-(s.duration_ns or 0), s.start.line))
     if not spans or n <= 0:
         return []
-    out = [paint(f"Slowest {min(n, len(spans))} of {len(spans)} calls:", "bold")]
-    out += [_row(s, paint) for s in spans[:n]]
+    # Longest first, ties in start order (nlargest is a stable sort's top n).
+    top = heapq.nlargest(n, spans, key=_DURATION)
+    out = [paint(f"Slowest {len(top)} of {len(spans)} calls:", "bold")]
+    out += [_row(s, paint) for s in top]
     return out
 
 

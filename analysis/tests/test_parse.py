@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import io
+import os
 
 import pytest
 
+from analysis.build import build_capture
+from analysis.checks import run_checks
+from analysis.load import load_capture
 from analysis.model import EventName, InputFormat
 from analysis.parse import (
     TRACE_DAT_MAGIC,
     InputError,
+    iter_text_lines,
     parse_text,
     read_input,
     ts_to_ns,
@@ -98,9 +103,46 @@ def test_read_input_stdin_text() -> None:
 def test_read_input_dat_needs_trace_cmd_and_reports_failure(tmp_path: object) -> None:
     # A file with the trace.dat magic but no content: trace-cmd (if
     # installed) refuses it, and that becomes a one-line InputError.
-    import os
     path = os.path.join(str(tmp_path), "broken.dat")
     with open(path, "wb") as f:
         f.write(TRACE_DAT_MAGIC + b"\x00" * 8)
     with pytest.raises(InputError):
         read_input(path)
+
+
+CAPTURED_DAT = os.path.join(os.path.dirname(__file__), "fixtures", "captured", "module-scenario.dat")
+
+
+def test_dat_streamed_while_trace_cmd_prints_equals_its_text() -> None:
+    # load_capture parses trace-cmd's lines as they come; the result must be
+    # what parsing the whole printed text gives.
+    streamed = load_capture(CAPTURED_DAT).parsed
+    whole = parse_text(read_input(CAPTURED_DAT).text, CAPTURED_DAT)
+    assert streamed.events == whole.events
+    assert streamed.line_count == whole.line_count > 100
+    assert streamed.gaps == whole.gaps and streamed.problems == whole.problems
+
+
+def test_text_lines_split_on_newline_only() -> None:
+    # A form feed inside a line is not a line break (str.splitlines says it is).
+    assert list(iter_text_lines("a\x0cb\nc")) == ["a\x0cb\n", "c"]
+    p = parse_text("cpus=1\n" + "garbage\x0cmore\n"
+                   "  insmod-1 [000] 1.000000000: initcall_start: func=a+0x0\n")
+    assert [e.line for e in p.events] == [3]
+    assert [q.line for q in p.problems] == [2]
+
+
+def test_module_loads_without_module_events_then_with() -> None:
+    # The first loads were recorded with only the initexit events on, a later
+    # one with module events too (scripts/bench's capture): each load is
+    # still its own unit, and nothing is reported twice.
+    from analysis import synth
+    w = synth.TraceWriter()
+    task = synth.Task("modloop", 92, 0)
+    for with_events in (False, False, True):
+        synth.simulate_module_load(w, task, "ie_demo", synth.MODULE_PAIRS, with_module_events=with_events)
+        synth.simulate_module_unload(w, task, "ie_demo", synth.MODULE_PAIRS, with_module_events=with_events)
+    cap = build_capture(parse_text(w.text()))
+    units = [u for u in cap.units if u.origin == "ie_demo"]
+    assert [u.instance for u in units] == [0, 1, 2]
+    assert run_checks(cap).ok
