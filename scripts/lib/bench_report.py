@@ -253,9 +253,9 @@ def main(argv: list[str]) -> int:
 
     # 1. boot, with initcall_debug (as scripts/run boots) and without
     for prefix, how in (("boot", "initcall_debug"), ("bootnd", "initcall_debug=0")):
-        boot: dict[str, dict[str, Samples]] = {"stock": {}, "patched": {}}
+        boot: dict[str, dict[str, Samples]] = {"stock": {}, "patched": {}, "patchedsc": {}}
         for r in runs:
-            m = re.match(prefix + r"-(stock|patched)-\d+$", r[0])
+            m = re.match(prefix + r"-(stock|patched|patchedsc)-\d+$", r[0])
             if not m or r[1] != "0":
                 continue
             nums = boot_numbers(Path(r[3]))
@@ -266,8 +266,13 @@ def main(argv: list[str]) -> int:
                 boot[m.group(1)].setdefault(k, Samples()).values.append(v)
         if not any(boot.values()):
             continue
-        s_, p_ = boot["stock"], boot["patched"]
-        t.add(f"boot, {how}: do_initcalls (level=pure -> last initcall_finish)", "ms",
+        s_, p_, sc = boot["stock"], boot["patched"], boot["patchedsc"]
+        if sc:
+            t.add(f"boot, {how}: do_initcalls, same fragments (series without test pairs)", "ms",
+                  s_.get("do_initcalls_ms", Samples()), sc.get("do_initcalls_ms", Samples()))
+            t.add(f"boot, {how}: initcalls run, same fragments", "count",
+                  s_.get("initcalls", Samples()), sc.get("initcalls", Samples()))
+        t.add(f"boot, {how}: do_initcalls (level=pure -> last initcall_finish), with test pairs", "ms",
               s_.get("do_initcalls_ms", Samples()), p_.get("do_initcalls_ms", Samples()))
         t.add(f"boot, {how}: do_initcalls minus time inside built-in pairs", "ms",
               s_.get("do_initcalls_ms", Samples()),

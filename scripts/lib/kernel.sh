@@ -21,13 +21,15 @@ readonly KBUILD_RECIPE=1
 
 # kconfig_fragments FLAVOUR : fragment files for a flavour, in merge order.
 # base.config applies to every kernel; <flavour>.config to one; test.config
-# (options the series adds, absent from stock) to the patched kernel only.
+# (options the series adds, absent from stock) to the patched kernel only,
+# unless INITEXIT_NO_TEST_CONFIG=1 (scripts/bench: stock's exact fragments).
 kconfig_fragments() {
 	local flavour=$1 dir=$INITEXIT_ROOT/kconfig f
 	for f in base.config "$flavour.config"; do
 		[ -f "$dir/$f" ] && printf '%s\n' "$dir/$f"
 	done
-	if [ "$flavour" = patched ] && [ -f "$dir/test.config" ]; then
+	if [ "$flavour" = patched ] && [ "${INITEXIT_NO_TEST_CONFIG:-0}" != 1 ] &&
+		[ -f "$dir/test.config" ]; then
 		printf '%s\n' "$dir/test.config"
 	fi
 	local extra
