@@ -308,53 +308,33 @@ class TraceReportReader:
                 if ev is None:
                     ignored[name] += 1
                     continue
-                if raw[-1:] != "\n":
-                    # Only the last line can lack its newline: a cut capture.
-                    gaps.append(Gap(lineno, None, None, f"input ends mid-line (truncated capture?): {raw[:80]!r}"))
-                    continue
                 ts = int(sec + frac)
-                cpu = ints.get(cpu_s)
-                if cpu is None:
-                    cpu = ints[cpu_s] = int(cpu_s)
-                prev = last_ts.get(cpu)
-                if prev is not None and ts < prev[0]:
-                    gaps.append(
-                        Gap(lineno, cpu, None,
-                            f"CPU {cpu} clock went backwards from line {prev[1]} ({prev[0]} ns) to {ts} ns")
-                    )
-                last_ts[cpu] = (ts, lineno)
-                c2 = comms.get(comm)
-                if c2 is None:
-                    c2 = comms[comm] = comm.strip()
-                p = ints.get(pid)
-                if p is None:
-                    p = ints[pid] = int(pid)
-                if info[-1:] == "\r":
-                    info = info.rstrip("\r")
-                event: Event = new_event(Event, (lineno, ts, cpu, p, c2, ev, info))
-                append(event)
-                yield event
-                continue
-            m = match(raw)
-            if m is None:
-                self._other_line(lineno, raw)
-                continue
-            comm, pid, cpu_s, lcpu, stamp, name, info = m.groups()
-            ev = names.get(name)
-            if ev is None:
-                ignored[name] += 1
-                continue
-            if not raw.endswith("\n"):
-                # The last line may be cut anywhere, even inside a field.
+            else:
+                m = match(raw)
+                if m is None:
+                    self._other_line(lineno, raw)
+                    continue
+                comm, pid, cpu_s, lcpu, stamp, name, info = m.groups()
+                ev = names.get(name)
+                if ev is None:
+                    ignored[name] += 1
+                    continue
+                dot = stamp.find(".")
+                if dot < 0:
+                    ts = int(stamp)
+                else:
+                    frac = stamp[dot + 1 : dot + 10]
+                    ts = int(stamp[:dot]) * 1_000_000_000 + int(frac) * scale[len(frac)]
+                if cpu_s is None:
+                    cpu_s = lcpu
+            if raw[-1:] != "\n":
+                # Only the last line can lack its newline: a capture cut
+                # anywhere, even inside a field.
                 gaps.append(Gap(lineno, None, None, f"input ends mid-line (truncated capture?): {raw[:80]!r}"))
                 continue
-            dot = stamp.find(".")
-            if dot < 0:
-                ts = int(stamp)
-            else:
-                frac = stamp[dot + 1 : dot + 10]
-                ts = int(stamp[:dot]) * 1_000_000_000 + int(frac) * scale[len(frac)]
-            cpu = int(cpu_s if cpu_s is not None else lcpu)
+            cpu = ints.get(cpu_s)
+            if cpu is None:
+                cpu = ints[cpu_s] = int(cpu_s)
             prev = last_ts.get(cpu)
             if prev is not None and ts < prev[0]:
                 gaps.append(
@@ -365,7 +345,12 @@ class TraceReportReader:
             c2 = comms.get(comm)
             if c2 is None:
                 c2 = comms[comm] = comm.strip()
-            event = Event(lineno, ts, cpu, int(pid), c2, ev, info.rstrip("\r"))
+            p = ints.get(pid)
+            if p is None:
+                p = ints[pid] = int(pid)
+            if info[-1:] == "\r":
+                info = info.rstrip("\r")
+            event: Event = new_event(Event, (lineno, ts, cpu, p, c2, ev, info))
             append(event)
             yield event
         self.line_count = lineno

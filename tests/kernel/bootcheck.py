@@ -16,40 +16,16 @@ from typing import Iterable, Optional
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 
+from analysis.model import BANDS as BAND_PRIO_ALL  # noqa: E402  (SPEC §2.2's table, one copy)
+from analysis.model import LEVELS as LEVEL_NAMES  # noqa: E402
 from analysis.parse import parse_trace_report  # noqa: E402
 
 #: Band priorities of the initcall levels (include/linux/initexit.h).
-LEVEL_PRIO = {
-    "pure": -5500,
-    "core": -5000,
-    "postcore": -4000,
-    "arch": -3000,
-    "subsys": -2000,
-    "fs": -1000,
-    "device": 0,
-    "late": 1000,
-}
+LEVEL_PRIO = {level: BAND_PRIO_ALL[level] for level in LEVEL_NAMES}
 LEVELS = tuple(LEVEL_PRIO)
 
 #: Every band, in boot order: the series fires initcall_level at each.
-BAND_PRIO = {
-    "pure": -5500,
-    "core": -5000,
-    "core_sync": -4500,
-    "postcore": -4000,
-    "postcore_sync": -3500,
-    "arch": -3000,
-    "arch_sync": -2500,
-    "subsys": -2000,
-    "subsys_sync": -1500,
-    "fs": -1000,
-    "fs_sync": -750,
-    "rootfs": -500,
-    "device": 0,
-    "device_sync": 500,
-    "late": 1000,
-    "late_sync": 1500,
-}
+BAND_PRIO = dict(sorted(BAND_PRIO_ALL.items(), key=lambda kv: kv[1]))
 BANDS = tuple(BAND_PRIO)
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
 
