@@ -380,6 +380,7 @@ def main(argv: list[str]) -> int:
         parts = []
         data: dict[str, Any] = {}
         for label, what in (("loop-cold", "cold (empty cache)"),
+                            ("loop-patch", "then after editing one line of a patch in patches/"),
                             ("loop-prime", "first run on the tree copy"),
                             ("loop-warm-1", "warm, nothing changed"),
                             ("loop-warm-2", "warm, nothing changed"),
