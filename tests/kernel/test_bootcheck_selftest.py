@@ -34,6 +34,19 @@ def swap_lines(report: str, a: str, b: str) -> str:
     return "".join(lines)
 
 
+def find_line(lines: list[str], *parts: str) -> int:
+    """Index of the first line containing every part."""
+    return next(n for n, line in enumerate(lines) if all(p in line for p in parts))
+
+
+def move_line(lines: list[str], src: int, dst: int) -> str:
+    """The report with line ``src`` moved to just before line ``dst``
+    (indices as in ``lines``; ``dst == len(lines)`` moves it to the end)."""
+    rest = lines[:src] + lines[src + 1:]
+    at = dst if dst < src else dst - 1
+    return "".join(rest[:at] + [lines[src]] + rest[at:])
+
+
 def drop_lines(report: str, pattern: str) -> str:
     return "".join(line for line in report.splitlines(keepends=True) if not re.search(pattern, line))
 
@@ -53,27 +66,22 @@ def test_order_check_catches_swapped_equal_priorities() -> None:
 
 def test_order_check_catches_pair_in_wrong_level() -> None:
     # tio_pre_core (-5200) must run before level=core; move the level event up.
-    report = text(PATCHED)
-    lines = report.splitlines(keepends=True)
-    core = next(n for n, line in enumerate(lines) if "initcall_level:" in line and "level=core" in line)
-    pre = next(n for n, line in enumerate(lines) if "initexit_init_start:" in line and "func=tio_pre_core_init" in line)
+    lines = text(PATCHED).splitlines(keepends=True)
+    core = find_line(lines, "initcall_level:", "level=core")
+    pre = find_line(lines, "initexit_init_start:", "func=tio_pre_core_init")
     assert pre < core
-    moved = lines[:pre] + [lines[core]] + [line for n, line in enumerate(lines[pre:], pre) if n != core]
-    problems = bootcheck.check_builtin_order(evs("".join(moved)))
+    problems = bootcheck.check_builtin_order(evs(move_line(lines, core, pre)))
     assert any("tio_pre_core_init" in p and "expected pure" in p for p in problems)
 
 
 def test_order_check_catches_pair_in_wrong_band() -> None:
     # tio_between (750) runs in band device_sync [500, 1000): with the
     # device_sync event after it, it ran in band device.
-    report = text(PATCHED)
-    lines = report.splitlines(keepends=True)
-    sync = next(n for n, line in enumerate(lines) if "initcall_level:" in line and "level=device_sync" in line)
-    between = next(n for n, line in enumerate(lines) if "initexit_init_finish:" in line and "func=tio_between_init" in line)
+    lines = text(PATCHED).splitlines(keepends=True)
+    sync = find_line(lines, "initcall_level:", "level=device_sync")
+    between = find_line(lines, "initexit_init_finish:", "func=tio_between_init")
     assert sync < between
-    moved = [line for n, line in enumerate(lines) if n != sync]
-    moved.insert(between, lines[sync])
-    problems = bootcheck.check_builtin_order(evs("".join(moved)))
+    problems = bootcheck.check_builtin_order(evs(move_line(lines, sync, between + 1)))
     assert any("tio_between_init" in p and "ran in band device," in p for p in problems), problems
 
 
