@@ -8,7 +8,9 @@ traces and show that each one fails.
 
 from __future__ import annotations
 
+import difflib
 import os
+import pathlib
 import re
 import sys
 from dataclasses import dataclass
@@ -29,20 +31,70 @@ BAND_PRIO = dict(sorted(BAND_PRIO_ALL.items(), key=lambda kv: kv[1]))
 BANDS = tuple(BAND_PRIO)
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
 
+
+@dataclass(frozen=True)
+class Pair:
+    """One module_init_exit() pair of a boot test object."""
+
+    origin: str
+    name: str
+    prio: int
+
+    @property
+    def init(self) -> str:
+        return f"{self.name}_init"
+
+    @property
+    def exit(self) -> str:
+        return f"{self.name}_exit"
+
+
+#: Every built-in pair of a kernel built with CONFIG_TEST_INITEXIT_BOOT (the
+#: project's configuration declares no other): lib/test_initexit_order.c,
+#: test_initexit_unwind.c and test_initexit_neighbour.c of patch 0004, in
+#: link order (lib/Makefile) and declaration order.  tests/kernel/
+#: test_reference.py ties this table to the patch.
+BUILTIN_PAIRS = (
+    Pair("test_initexit_order", "tio_dev_a", 0),
+    Pair("test_initexit_order", "tio_max", INT_MAX),
+    Pair("test_initexit_order", "tio_between", 750),
+    Pair("test_initexit_order", "tio_core", BAND_PRIO_ALL["core"]),
+    Pair("test_initexit_order", "tio_min", INT_MIN),
+    Pair("test_initexit_order", "tio_blacklist_me", 100),
+    Pair("test_initexit_order", "tio_past", 1600),
+    Pair("test_initexit_order", "tio_pre_core", -5200),
+    Pair("test_initexit_order", "tio_dev_b", 0),
+    Pair("test_initexit_order", "tio_core_plus", -4999),
+    Pair("test_initexit_unwind", "tiu3", 20),
+    Pair("test_initexit_unwind", "tiu0", -1200),
+    Pair("test_initexit_unwind", "tiu4", 1100),
+    Pair("test_initexit_unwind", "tiu1", -900),
+    Pair("test_initexit_unwind", "tiu2", 10),
+    Pair("test_initexit_neighbour", "tin0", -1100),
+    Pair("test_initexit_neighbour", "tin1", 15),
+    Pair("test_initexit_neighbour", "tin2", 1050),
+)
+
+#: The kernel's sorted built-in table: ascending priority, ties in link
+#: order (a stable sort).  A pair's position is its ``idx`` in the events.
+BUILTIN_TABLE = tuple(sorted(BUILTIN_PAIRS, key=lambda p: p.prio))
+
 #: lib/test_initexit_order.c, in the order the series promises: ascending
 #: priority, ties (tio_dev_a, tio_dev_b at 0) in declaration order.
-ORDER_EXPECTED = (
-    ("tio_min_init", INT_MIN),
-    ("tio_pre_core_init", -5200),
-    ("tio_core_init", -5000),
-    ("tio_core_plus_init", -4999),
-    ("tio_dev_a_init", 0),
-    ("tio_dev_b_init", 0),
-    ("tio_blacklist_me_init", 100),
-    ("tio_between_init", 750),
-    ("tio_past_init", 1600),
-    ("tio_max_init", INT_MAX),
-)
+ORDER_EXPECTED = tuple((p.init, p.prio) for p in BUILTIN_TABLE if p.origin == "test_initexit_order")
+
+#: Stands for "any unsigned decimal" in an expected event (duration_ns is
+#: measured, not predicted).
+ANY_U64 = "<u64>"
+
+#: Every field each initexit event carries, in its print fmt order.
+EVENT_FIELDS = {
+    "initexit_init_start": ("path", "origin", "idx", "prio", "func"),
+    "initexit_init_finish": ("path", "origin", "idx", "prio", "func", "ret", "duration_ns"),
+    "initexit_exit_start": ("path", "origin", "idx", "prio", "func", "reason"),
+    "initexit_exit_finish": ("path", "origin", "idx", "prio", "func", "reason", "duration_ns"),
+    "initexit_unwind": ("path", "origin", "idx", "prio", "func", "failed_idx", "failed_prio", "failed_func", "error"),
+}
 
 
 @dataclass(frozen=True)
@@ -117,81 +169,194 @@ def level_of_each(events: Iterable[Ev]) -> list[tuple[Ev, Optional[str]]]:
     return out
 
 
-def check_builtin_order(events: list[Ev], blacklisted: frozenset[str] = frozenset()) -> list[str]:
-    """test_initexit_order's pairs ran once each, in the promised order, each
-    inside the level its priority belongs to, with init start/finish paired."""
+def _int(value: Optional[str]) -> Optional[int]:
+    """A decimal field as an int, None when absent or not a number."""
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+Expected = tuple[str, dict[str, str]]
+
+
+def init_return(pair: Pair, fail_at: int = 2) -> int:
+    """What a test pair's init returns: tiuN_init fails with -(200 + N) when
+    N == test_initexit_unwind.fail_at (lib/test_initexit_unwind.c)."""
+    if pair.origin == "test_initexit_unwind" and pair.name == f"tiu{fail_at}":
+        return -(200 + fail_at)
+    return 0
+
+
+def boot_plan(blacklisted: frozenset[str] = frozenset(), fail_at: int = 2) -> tuple[list[Expected], list[str]]:
+    """What do_boot_pairs_below() must do with BUILTIN_TABLE, derived from
+    the declared priorities and names only: every initexit event, in order,
+    with every field (duration_ns is ANY_U64), and the "initexit: ..." lines
+    it prints for pairs it does not run (skipped after an earlier failure of
+    their object, or blacklisted).
+
+    Each pair runs in table order; when an init fails, the exits of the
+    pairs of its object that succeeded run in reverse (an initexit_unwind
+    before each exit_start), and the object's later pairs are skipped."""
+    events: list[Expected] = []
+    notices: list[str] = []
+    done: dict[str, list[int]] = {}
+    failed: set[str] = set()
+    for idx, p in enumerate(BUILTIN_TABLE):
+        if p.origin in failed:
+            notices.append(f"initexit: {p.origin}: skipping {p.init} (prio {p.prio}) after an earlier failure")
+            continue
+        if p.init in blacklisted:
+            notices.append(f"initexit: {p.origin}: {p.init} (prio {p.prio}) blacklisted, not run")
+            continue
+        base = {"path": "boot", "origin": p.origin, "idx": str(idx), "prio": str(p.prio), "func": p.init}
+        ret = init_return(p, fail_at)
+        events.append(("initexit_init_start", dict(base)))
+        events.append(("initexit_init_finish", {**base, "ret": str(ret), "duration_ns": ANY_U64}))
+        if ret >= 0:
+            done.setdefault(p.origin, []).append(idx)
+            continue
+        failed.add(p.origin)
+        for j in reversed(done.get(p.origin, [])):
+            q = BUILTIN_TABLE[j]
+            qbase = {"path": "boot", "origin": q.origin, "idx": str(j), "prio": str(q.prio), "func": q.exit}
+            events.append(("initexit_unwind", {
+                **qbase, "failed_idx": str(idx), "failed_prio": str(p.prio),
+                "failed_func": p.init, "error": str(ret),
+            }))
+            events.append(("initexit_exit_start", {**qbase, "reason": "unwind"}))
+            events.append(("initexit_exit_finish", {**qbase, "reason": "unwind", "duration_ns": ANY_U64}))
+    return events, notices
+
+
+def _render(name: str, fields: dict[str, str]) -> str:
+    """``init_finish idx=2 prio=-5000 func=tio_core_init ret=0``."""
+    rest = " ".join(f"{k}={v}" for k, v in fields.items() if k not in ("path", "origin", "duration_ns"))
+    return f"{name[len('initexit_'):]} {rest}"
+
+
+def compare_events(what: str, got: list[Ev], want: list[Expected]) -> list[str]:
+    """Problems when ``got`` is not exactly ``want``: the same events in the
+    same order (compared by event and func), then every field of each."""
+    got_keys = [(e.name, e.fields.get("func")) for e in got]
+    want_keys = [(name, fields.get("func")) for name, fields in want]
+    if got_keys != want_keys:
+        return [
+            f"{what} events:\n  got:  "
+            + "\n        ".join(f"line {e.line}: " + _render(e.name, e.fields) for e in got)
+            + "\n  want: "
+            + "\n        ".join(_render(n, f) for n, f in want)
+        ]
     problems = []
-    expected = [(f, p) for f, p in ORDER_EXPECTED if f not in blacklisted]
-    starts = [
-        (e, lvl)
-        for e, lvl in level_of_each(events)
-        if e.name == "initexit_init_start" and e.fields.get("origin") == "test_initexit_order"
-    ]
-    got = [(e.fields.get("func"), int(e.fields.get("prio", "0"))) for e, _ in starts]
-    if got != expected:
-        problems.append(f"test_initexit_order inits ran as {got}, expected {expected}")
-    for e, lvl in starts:
-        if e.fields.get("path") != "boot":
-            problems.append(f"line {e.line}: path={e.fields.get('path')}, expected boot")
-        want = expected_band(int(e.fields.get("prio", "0")))
+    for e, (name, fields) in zip(got, want):
+        for field in EVENT_FIELDS[name]:
+            exp, val = fields[field], e.fields.get(field)
+            if exp == ANY_U64:
+                if val is None or not val.isdigit():
+                    problems.append(f"line {e.line}: {what} {name} {fields['func']}: {field}={val}, expected an unsigned integer")
+            elif val != exp:
+                problems.append(f"line {e.line}: {what} {name} {fields['func']}: {field}={val}, expected {field}={exp}")
+        extra = sorted(set(e.fields) - set(EVENT_FIELDS[name]))
+        if extra:
+            problems.append(f"line {e.line}: {what} {name} {fields['func']}: unexpected field(s) {extra}")
+    return problems
+
+
+def events_of(events: list[Ev], origin: str) -> list[Ev]:
+    """The initexit events of one object (any path), in trace order."""
+    return [e for e in events if e.name.startswith("initexit_") and e.fields.get("origin") == origin]
+
+
+def expected_of(plan: list[Expected], origin: str) -> list[Expected]:
+    return [(name, fields) for name, fields in plan if fields["origin"] == origin]
+
+
+def _band_problems(events: list[Ev], origins: tuple[str, ...]) -> list[str]:
+    """Each init_start of these objects fired inside the band its priority
+    belongs to (after that band's initcall_level, before the next)."""
+    problems = []
+    for e, lvl in level_of_each(events):
+        if e.name != "initexit_init_start" or e.fields.get("origin") not in origins:
+            continue
+        prio = _int(e.fields.get("prio"))
+        if prio is None:
+            continue  # compare_events names the bad prio
+        want = expected_band(prio)
         if lvl != want and not (want is None and lvl in (None, "early")):
             problems.append(
                 f"line {e.line}: {e.fields.get('func')} prio={e.fields.get('prio')} ran in band {lvl}, expected {want}"
             )
-    finishes = [
-        e for e in events if e.name == "initexit_init_finish" and e.fields.get("origin") == "test_initexit_order"
-    ]
-    if [e.fields.get("func") for e in finishes] != [f for f, _ in expected]:
-        problems.append("test_initexit_order: init_finish events do not pair with init_start")
-    for e in finishes:
-        if e.fields.get("ret") != "0":
-            problems.append(f"line {e.line}: {e.fields.get('func')} returned {e.fields.get('ret')}")
     return problems
 
 
-def _sequence(events: list[Ev], origin: str) -> list[str]:
-    """An object's initexit events as compact strings, in trace order."""
-    out = []
-    for e in events:
-        f = e.fields
-        if not e.name.startswith("initexit_") or f.get("origin") != origin:
-            continue
-        kind = e.name[len("initexit_"):]
-        text = f"{kind} {f.get('func')}"
-        if kind == "init_finish":
-            text += f" ret={f.get('ret')}"
-        elif kind in ("exit_start", "exit_finish"):
-            text += f" reason={f.get('reason')}"
-        elif kind == "unwind":
-            text += f" failed_func={f.get('failed_func')} error={f.get('error')}"
-        out.append(text)
-    return out
+def check_builtin_order(events: list[Ev], blacklisted: frozenset[str] = frozenset()) -> list[str]:
+    """test_initexit_order's pairs ran once each, in the promised order, each
+    inside the band its priority belongs to, and every field of every event
+    (path, origin, idx, prio, func, ret, duration_ns) is what the kernel must
+    emit for the declared pairs; no exit ran."""
+    origin = "test_initexit_order"
+    problems = []
+    expected = [(f, p) for f, p in ORDER_EXPECTED if f not in blacklisted]
+    starts = [e for e in events if e.name == "initexit_init_start" and e.fields.get("origin") == origin]
+    got = [(e.fields.get("func"), _int(e.fields.get("prio"))) for e in starts]
+    if got != expected:
+        problems.append(f"{origin} inits ran as {got}, expected {expected}")
+    problems += _band_problems(events, (origin,))
+    plan, _ = boot_plan(blacklisted)
+    problems += compare_events(origin, events_of(events, origin), expected_of(plan, origin))
+    return problems
 
 
 def check_builtin_unwind(events: list[Ev], fail_at: int = 2) -> list[str]:
     """test_initexit_unwind: inits 0..fail_at, the failing one returns
-    -(200+fail_at), the earlier exits run in reverse as an unwind, later
-    pairs never run.  test_initexit_neighbour: all three inits ran, no exit."""
+    -(200+fail_at), the earlier exits run in reverse as an unwind naming the
+    failed pair (failed_idx, failed_prio, failed_func, error), later pairs
+    never run.  test_initexit_neighbour: all three inits ran, no exit.
+    Every field of every event is compared, and each init in its band."""
+    plan, _ = boot_plan(fail_at=fail_at)
     problems = []
-    want = []
-    for i in range(fail_at + 1):
-        ret = -(200 + i) if i == fail_at else 0
-        want += [f"init_start tiu{i}_init", f"init_finish tiu{i}_init ret={ret}"]
-    for i in range(fail_at - 1, -1, -1):
-        want += [
-            f"unwind tiu{i}_exit failed_func=tiu{fail_at}_init error={-(200 + fail_at)}",
-            f"exit_start tiu{i}_exit reason=unwind",
-            f"exit_finish tiu{i}_exit reason=unwind",
-        ]
-    got = _sequence(events, "test_initexit_unwind")
-    if got != want:
-        problems.append("test_initexit_unwind events:\n  got:  " + "\n        ".join(got) + "\n  want: " + "\n        ".join(want))
-    want_n = []
-    for i in range(3):
-        want_n += [f"init_start tin{i}_init", f"init_finish tin{i}_init ret=0"]
-    got_n = _sequence(events, "test_initexit_neighbour")
-    if got_n != want_n:
-        problems.append(f"test_initexit_neighbour events: got {got_n}, want {want_n}")
+    for origin in ("test_initexit_unwind", "test_initexit_neighbour"):
+        problems += compare_events(origin, events_of(events, origin), expected_of(plan, origin))
+    problems += _band_problems(events, ("test_initexit_unwind", "test_initexit_neighbour"))
+    return problems
+
+
+def check_builtin_pairs(events: list[Ev], dmesg: str, blacklisted: frozenset[str] = frozenset(),
+                        fail_at: int = 2) -> list[str]:
+    """Every built-in pair is accounted for.  The kernel's "initexit: ordered
+    N built-in pairs" equals the test objects' pairs (the only built-in
+    ones); each of the N either shows in the trace (its own idx, path=boot)
+    or dmesg says it was skipped or blacklisted, exactly as boot_plan()
+    predicts; and the pairs ran in idx order, one init_start each."""
+    m = re.search(r"initexit: ordered (\d+) built-in pairs", dmesg)
+    if not m:
+        return ["no 'initexit: ordered N built-in pairs' line in dmesg: is the series applied?"]
+    n = int(m.group(1))
+    problems = []
+    if n != len(BUILTIN_TABLE):
+        problems.append(f"the kernel ordered {n} built-in pairs, the test objects declare {len(BUILTIN_TABLE)}")
+    boot = [e for e in events if e.name.startswith("initexit_") and e.fields.get("path") == "boot"]
+    seen = {i for i in (_int(e.fields.get("idx")) for e in boot) if i is not None}
+    unreadable = [e.line for e in boot if _int(e.fields.get("idx")) is None]
+    if unreadable:
+        problems.append(f"boot initexit events without a numeric idx at lines {unreadable[:10]}")
+    not_run = re.findall(r"initexit: \S+: (?:skipping \S+ \(prio -?\d+\) after an earlier failure"
+                         r"|\S+ \(prio -?\d+\) blacklisted, not run)", dmesg)
+    if len(seen) + len(not_run) != n:
+        problems.append(
+            f"the kernel ordered {n} built-in pairs, but the trace shows {len(seen)} "
+            f"and dmesg reports {len(not_run)} not run"
+        )
+    plan, notices = boot_plan(blacklisted, fail_at)
+    want_seen = {int(f["idx"]) for _, f in plan}
+    if seen != want_seen:
+        problems.append(f"boot trace shows pairs idx={sorted(seen)}, expected idx={sorted(want_seen)}")
+    if not_run != notices:
+        problems.append(f"dmesg reports pairs not run: {not_run}, expected {notices}")
+    starts = [_int(e.fields.get("idx")) for e in boot if e.name == "initexit_init_start"]
+    want_starts: list[Optional[int]] = [int(f["idx"]) for name, f in plan if name == "initexit_init_start"]
+    if starts != want_starts:
+        problems.append(f"boot init_start idx order {starts}, expected {want_starts}")
     return problems
 
 
@@ -238,12 +403,35 @@ def check_blacklisted(events: list[Ev], dmesg: str, func: str = "tio_blacklist_m
     if f"{func} (prio 100) blacklisted, not run" not in dmesg:
         problems.append(f"dmesg does not report that {func} was skipped")
     problems += check_builtin_order(events, blacklisted=frozenset({func}))
+    problems += check_builtin_pairs(events, dmesg, blacklisted=frozenset({func}))
     return problems
 
 
 def strip_format_id(text: str) -> str:
     """A tracefs format file without its ``ID:`` line (IDs depend on config)."""
     return "".join(line for line in text.splitlines(keepends=True) if not line.startswith("ID: "))
+
+
+def check_formats(saved: pathlib.Path, ref: pathlib.Path) -> list[str]:
+    """The guest's tracefs format files (``saved``, as tests/guest/70-* copies
+    them, ``ID:`` line included) equal the reference ones (``ref``,
+    tracepoints/formats/): the same files, each byte for byte once its ID
+    line is dropped.  A difference is shown as a diff."""
+    got = {p.name: strip_format_id(p.read_text()) for p in sorted(saved.glob("*.format"))}
+    want = {p.name: p.read_text() for p in sorted(ref.glob("*.format"))}
+    problems = []
+    if not want:
+        problems.append(f"no *.format files in {ref}")
+    for name in sorted(want.keys() - got.keys()):
+        problems.append(f"{name}: in {ref} but not saved from the guest in {saved}")
+    for name in sorted(got.keys() - want.keys()):
+        problems.append(f"{name}: the guest has it, {ref} does not")
+    for name in sorted(want.keys() & got.keys()):
+        if got[name] != want[name]:
+            diff = difflib.unified_diff(want[name].splitlines(), got[name].splitlines(),
+                                        f"{ref.name}/{name}", f"guest/{name}", lineterm="", n=0)
+            problems.append(f"{name} differs from the reference:\n" + "\n".join(diff))
+    return problems
 
 
 def check_initcall_debug(dmesg: str) -> list[str]:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import pathlib
 import re
 
+import pytest
+
 import bootcheck
 
 FIX = pathlib.Path(__file__).resolve().parent / "fixtures"
@@ -163,3 +165,141 @@ def test_blacklist_check_passes_on_real_capture() -> None:
 def test_blacklist_check_catches_pair_that_ran() -> None:
     # The normal boot ran tio_blacklist_me_init: as a blacklist capture it fails.
     assert bootcheck.check_blacklisted(evs(text(PATCHED)), text("patched-dmesg.txt")) != []
+
+
+# --- every field of every event is checked, not only the order ---
+
+
+def set_field(report: str, field: str, value: str, *parts: str) -> str:
+    """The report with ``field=`` set to ``value`` on the first line that
+    contains every part (``idx=`` does not touch ``failed_idx=``)."""
+    lines = report.splitlines(keepends=True)
+    n = find_line(lines, *parts)
+    new, count = re.subn(rf"(?<![\w]){field}=\S+", f"{field}={value}", lines[n], count=1)
+    assert count == 1 and new != lines[n], (field, lines[n])
+    lines[n] = new
+    return "".join(lines)
+
+
+ORDER_FIELD_CASES = [
+    # (event, func, field, wrong value)
+    ("initexit_init_finish:", "func=tio_core_init ", "prio", "-4000"),
+    ("initexit_init_start:", "func=tio_between_init", "prio", "751"),
+    ("initexit_init_start:", "func=tio_between_init", "idx", "12"),
+    ("initexit_init_finish:", "func=tio_dev_b_init", "idx", "7"),
+    ("initexit_init_start:", "func=tio_past_init", "path", "module"),
+    ("initexit_init_finish:", "func=tio_past_init", "path", "module"),
+    ("initexit_init_finish:", "func=tio_max_init", "ret", "-12"),
+    ("initexit_init_finish:", "func=tio_min_init", "duration_ns", "-1"),
+]
+
+
+@pytest.mark.parametrize("event,func,field,value", ORDER_FIELD_CASES)
+def test_order_check_catches_wrong_field(event: str, func: str, field: str, value: str) -> None:
+    bad = set_field(text(PATCHED), field, value, event, func)
+    problems = bootcheck.check_builtin_order(evs(bad))
+    assert any(f"{field}={value}," in p and "test_initexit_order" in p for p in problems), problems
+
+
+UNWIND_FIELD_CASES = [
+    ("initexit_init_finish:", "func=tiu2_init", "ret", "-201"),
+    ("initexit_init_finish:", "func=tiu2_init", "prio", "20"),
+    ("initexit_init_start:", "func=tiu1_init", "idx", "5"),
+    ("initexit_unwind:", "func=tiu1_exit", "failed_prio", "20"),
+    ("initexit_unwind:", "func=tiu0_exit", "failed_prio", "-900"),
+    ("initexit_unwind:", "func=tiu1_exit", "failed_idx", "11"),
+    ("initexit_unwind:", "func=tiu1_exit", "failed_func", "tiu3_init"),
+    ("initexit_unwind:", "func=tiu0_exit", "error", "-201"),
+    ("initexit_unwind:", "func=tiu1_exit", "idx", "4"),
+    ("initexit_unwind:", "func=tiu0_exit", "prio", "-900"),
+    ("initexit_unwind:", "func=tiu0_exit", "path", "module"),
+    ("initexit_exit_start:", "func=tiu1_exit", "idx", "9"),
+    ("initexit_exit_start:", "func=tiu0_exit", "prio", "0"),
+    ("initexit_exit_start:", "func=tiu1_exit", "reason", "unload"),
+    ("initexit_exit_finish:", "func=tiu0_exit", "reason", "unload"),
+    ("initexit_exit_finish:", "func=tiu1_exit", "path", "module"),
+    ("initexit_init_finish:", "func=tin1_init", "prio", "16"),
+    ("initexit_init_start:", "func=tin2_init", "idx", "15"),
+]
+
+
+@pytest.mark.parametrize("event,func,field,value", UNWIND_FIELD_CASES)
+def test_unwind_check_catches_wrong_field(event: str, func: str, field: str, value: str) -> None:
+    bad = set_field(text(PATCHED), field, value, event, func)
+    problems = bootcheck.check_builtin_unwind(evs(bad))
+    assert any(f"{field}={value}," in p for p in problems), problems
+
+
+def test_unwind_check_catches_wrong_func() -> None:
+    bad = set_field(text(PATCHED), "func", "tiu2_exit", "initexit_exit_finish:", "func=tiu1_exit")
+    problems = bootcheck.check_builtin_unwind(evs(bad))
+    assert any(p.startswith("test_initexit_unwind events:") for p in problems), problems
+
+
+def test_unwind_check_catches_missing_field() -> None:
+    bad = text(PATCHED).replace(" failed_prio=10 failed_func=tiu2_init", " failed_func=tiu2_init", 1)
+    problems = bootcheck.check_builtin_unwind(evs(bad))
+    assert any("failed_prio=None, expected failed_prio=10" in p for p in problems), problems
+
+
+def test_unwind_check_catches_wrong_origin() -> None:
+    # The unwind of tiu0 reported as the neighbour's: both objects are wrong.
+    bad = set_field(text(PATCHED), "origin", "test_initexit_neighbour", "initexit_unwind:", "func=tiu0_exit")
+    problems = bootcheck.check_builtin_unwind(evs(bad))
+    assert any(p.startswith("test_initexit_unwind events:") for p in problems), problems
+    assert any(p.startswith("test_initexit_neighbour events:") for p in problems), problems
+
+
+def test_order_check_catches_extra_exit() -> None:
+    # A built-in object that did not fail must see no exit at boot.
+    report = text(PATCHED)
+    line = next(x for x in report.splitlines(keepends=True) if "exit_start:" in x and "func=tiu0_exit" in x)
+    extra = line.replace("test_initexit_unwind idx=4 prio=-1200 func=tiu0_exit", "test_initexit_order idx=17 prio=2147483647 func=tio_max_exit")
+    problems = bootcheck.check_builtin_order(evs(report + extra))
+    assert any(p.startswith("test_initexit_order events:") for p in problems), problems
+
+
+# --- every built-in pair the kernel ordered is accounted for ---
+
+
+def test_pair_check_passes_on_real_captures() -> None:
+    assert bootcheck.check_builtin_pairs(evs(text(PATCHED)), text("patched-dmesg.txt")) == []
+    blacklisted = frozenset({"tio_blacklist_me_init"})
+    assert bootcheck.check_builtin_pairs(evs(text("blacklist-boot.report.txt")), text("blacklist-dmesg.txt"),
+                                         blacklisted) == []
+
+
+def test_pair_check_catches_wrong_count() -> None:
+    dmesg = re.sub(r"ordered 18 built-in pairs", "ordered 19 built-in pairs", text("patched-dmesg.txt"))
+    problems = bootcheck.check_builtin_pairs(evs(text(PATCHED)), dmesg)
+    assert any("ordered 19 built-in pairs, the test objects declare 18" in p for p in problems), problems
+    assert any("the trace shows 16 and dmesg reports 2 not run" in p for p in problems), problems
+
+
+def test_pair_check_catches_pair_missing_from_trace() -> None:
+    bad = drop_lines(text(PATCHED), r"func=tin2_init")
+    problems = bootcheck.check_builtin_pairs(evs(bad), text("patched-dmesg.txt"))
+    assert any("the trace shows 15 and dmesg reports 2 not run" in p for p in problems), problems
+
+
+def test_pair_check_catches_unreported_skip() -> None:
+    dmesg = drop_lines(text("patched-dmesg.txt"), r"skipping tiu4_init")
+    problems = bootcheck.check_builtin_pairs(evs(text(PATCHED)), dmesg)
+    assert any(p.startswith("dmesg reports pairs not run") for p in problems), problems
+
+
+def test_pair_check_catches_unknown_pair() -> None:
+    # A 19th built-in pair ran (and the kernel counted it).
+    report = text(PATCHED)
+    line = next(x for x in report.splitlines(keepends=True) if "init_start:" in x and "func=tio_max_init" in x)
+    extra = line.replace("origin=test_initexit_order idx=17", "origin=other idx=18")
+    dmesg = text("patched-dmesg.txt").replace("ordered 18 built-in", "ordered 19 built-in")
+    problems = bootcheck.check_builtin_pairs(evs(report + extra), dmesg)
+    assert any("expected idx=" in p for p in problems), problems
+
+
+def test_pair_check_catches_pairs_out_of_idx_order() -> None:
+    bad = swap_lines(text(PATCHED), "initexit_init_start:  path=boot origin=test_initexit_unwind idx=4",
+                     "initexit_init_start:  path=boot origin=test_initexit_neighbour idx=5")
+    problems = bootcheck.check_builtin_pairs(evs(bad), text("patched-dmesg.txt"))
+    assert any(p.startswith("boot init_start idx order") for p in problems), problems

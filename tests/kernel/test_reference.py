@@ -1,15 +1,43 @@
-"""tracepoints/README.md embeds tracepoints/formats/ exactly (no drift)."""
+"""tracepoints/README.md embeds tracepoints/formats/ exactly (no drift), and
+the two format comparisons fail on drifted copies (host only, no guest).
 
+The comparisons under test are the ones the real tests use:
+bootcheck.check_formats() (test_boot.py, guest files against
+tracepoints/formats/) and update-reference.py's stale() (run by
+``update-reference.py --check``, page against tracepoints/formats/).
+"""
+
+from __future__ import annotations
+
+import importlib.util
 import pathlib
+import re
+import shutil
 import subprocess
 import sys
+from types import ModuleType
+
+import pytest
+
+import bootcheck
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+FORMATS = ROOT / "tracepoints" / "formats"
+README = ROOT / "tracepoints" / "README.md"
+
+
+def update_reference() -> ModuleType:
+    """tracepoints/update-reference.py as a module (its name has a dash)."""
+    spec = importlib.util.spec_from_file_location("update_reference", ROOT / "tracepoints" / "update-reference.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def test_reference_page_embeds_the_format_files() -> None:
-    page = (ROOT / "tracepoints" / "README.md").read_text()
-    formats = sorted((ROOT / "tracepoints" / "formats").glob("*.format"))
+    page = README.read_text()
+    formats = sorted(FORMATS.glob("*.format"))
     assert [f.stem for f in formats] == [
         "initexit_exit_finish",
         "initexit_exit_start",
@@ -19,6 +47,7 @@ def test_reference_page_embeds_the_format_files() -> None:
     ]
     for f in formats:
         assert f.read_text().rstrip() in page, f"{f.name} is not in tracepoints/README.md"
+    assert update_reference().stale(page, FORMATS) == []
     r = subprocess.run([sys.executable, str(ROOT / "tracepoints" / "update-reference.py"), "--check"])
     assert r.returncode == 0
 
@@ -26,8 +55,6 @@ def test_reference_page_embeds_the_format_files() -> None:
 def test_band_table_matches_the_series() -> None:
     # analysis/model.py's BANDS (which the analysis and bootcheck use) is the
     # series' INITCALL_PRIO_* table, read from the patch that defines it.
-    import re
-
     sys.path.insert(0, str(ROOT))
     from analysis.model import BANDS
 
@@ -36,3 +63,106 @@ def test_band_table_matches_the_series() -> None:
                for m in re.finditer(r"^\+#define INITCALL_PRIO_(\w+)\s+\(?(-?\d+)\)?$", text, re.M)}
     assert len(defined) == 16
     assert defined == dict(BANDS)
+
+
+def test_builtin_pairs_match_the_series() -> None:
+    # bootcheck.BUILTIN_PAIRS (from which the boot checks derive every
+    # expected idx, prio and func) is what patch 0004's test objects declare,
+    # in lib/Makefile's link order.
+    text = "".join(p.read_text() for p in sorted((ROOT / "patches").glob("0004-*.patch")))
+    consts = {"INT_MIN": bootcheck.INT_MIN, "INT_MAX": bootcheck.INT_MAX,
+              "INITCALL_PRIO_CORE": bootcheck.BAND_PRIO["core"]}
+    declared: list[tuple[str, str, int]] = []
+    for origin, macro, prefix in (("test_initexit_order", "BOOT_PAIR", ""),
+                                  ("test_initexit_unwind", "UNWIND_PAIR", "tiu"),
+                                  ("test_initexit_neighbour", "NEIGHBOUR_PAIR", "tin")):
+        for m in re.finditer(rf"^\+{macro}\((\w+), (-?\w+)\);$", text, re.M):
+            prio = consts[m.group(2)] if m.group(2) in consts else int(m.group(2))
+            declared.append((origin, prefix + m.group(1), prio))
+    assert [(p.origin, p.name, p.prio) for p in bootcheck.BUILTIN_PAIRS] == declared
+    assert "test_initexit_order.o \\\n+\t\t\t\t    test_initexit_unwind.o \\\n+\t\t\t\t    test_initexit_neighbour.o" in text
+
+
+# --- the guest-versus-reference comparison (test_boot.py) fails on drift ---
+
+
+def guest_copy(tmp: pathlib.Path) -> pathlib.Path:
+    """tracepoints/formats/ as the guest saves it: an ``ID:`` line after
+    ``name:``, as tracefs prints it."""
+    guest = tmp / "guest-formats"
+    guest.mkdir()
+    for n, f in enumerate(sorted(FORMATS.glob("*.format"))):
+        first, rest = f.read_text().split("\n", 1)
+        (guest / f.name).write_text(f"{first}\nID: {60 + n}\n{rest}")
+    return guest
+
+
+def edit(path: pathlib.Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, f"{old!r} not in {path}"
+    path.write_text(text.replace(old, new, 1))
+
+
+def test_format_check_passes_on_faithful_copy(tmp_path: pathlib.Path) -> None:
+    assert bootcheck.check_formats(guest_copy(tmp_path), FORMATS) == []
+
+
+DRIFTS = [
+    pytest.param("initexit_unwind.format", "int failed_prio;", "int failed_priority;", id="field-renamed"),
+    pytest.param("initexit_init_finish.format", "field:int ret;", "field:long ret;", id="type-changed"),
+    pytest.param("initexit_exit_start.format", "reason=%s\"", "why=%s\"", id="print-fmt-changed"),
+    pytest.param("initexit_init_start.format", "offset:16;\tsize:4;", "offset:16;\tsize:8;", id="size-changed"),
+]
+
+
+@pytest.mark.parametrize("name,old,new", DRIFTS)
+def test_format_check_catches_drifted_guest_file(tmp_path: pathlib.Path, name: str, old: str, new: str) -> None:
+    guest = guest_copy(tmp_path)
+    edit(guest / name, old, new)
+    problems = bootcheck.check_formats(guest, FORMATS)
+    assert len(problems) == 1 and problems[0].startswith(f"{name} differs"), problems
+    assert new in problems[0]
+
+
+def test_format_check_catches_missing_and_extra_event(tmp_path: pathlib.Path) -> None:
+    guest = guest_copy(tmp_path)
+    (guest / "initexit_unwind.format").rename(guest / "initexit_unwound.format")
+    problems = bootcheck.check_formats(guest, FORMATS)
+    assert any(p.startswith("initexit_unwind.format: in") for p in problems), problems
+    assert any(p.startswith("initexit_unwound.format: the guest has it") for p in problems), problems
+
+
+def test_format_check_catches_nothing_saved(tmp_path: pathlib.Path) -> None:
+    assert len(bootcheck.check_formats(tmp_path, FORMATS)) == 5
+
+
+# --- the page-versus-reference comparison (update-reference.py --check) ---
+
+
+@pytest.mark.parametrize("name,old,new", DRIFTS)
+def test_reference_check_catches_stale_page(name: str, old: str, new: str) -> None:
+    # The page edited by hand (or left behind) while formats/ did not change.
+    page = README.read_text()
+    block = (FORMATS / name).read_text().rstrip()
+    assert block in page
+    stale_page = page.replace(block, block.replace(old, new, 1))
+    problems = update_reference().stale(stale_page, FORMATS)
+    assert problems and "stale" in problems[-1] and new in problems[-1], problems
+
+
+@pytest.mark.parametrize("name,old,new", DRIFTS)
+def test_reference_check_catches_drifted_format_file(tmp_path: pathlib.Path, name: str, old: str, new: str) -> None:
+    # formats/ updated from a new guest, the page not regenerated.
+    formats = tmp_path / "formats"
+    shutil.copytree(FORMATS, formats)
+    edit(formats / name, old, new)
+    problems = update_reference().stale(README.read_text(), formats)
+    assert problems and "stale" in problems[-1] and new in problems[-1], problems
+
+
+def test_reference_check_catches_new_event(tmp_path: pathlib.Path) -> None:
+    formats = tmp_path / "formats"
+    shutil.copytree(FORMATS, formats)
+    shutil.copy(formats / "initexit_unwind.format", formats / "initexit_unwind2.format")
+    problems = update_reference().stale(README.read_text(), formats)
+    assert "no section for initexit_unwind2" in problems, problems
