@@ -65,7 +65,9 @@ git_tree() {
 tree_create() {
 	local tree=$1 sid sibling tmp
 	sid=$(source_id)
-	[ -f "$INITEXIT_SOURCE_TARBALL" ] ||
+	# A dry run on a fresh machine has only printed the apt-get that would
+	# bring the tarball: go on printing what would follow.
+	[ -f "$INITEXIT_SOURCE_TARBALL" ] || [ "$DRY_RUN" = 1 ] ||
 		die "no kernel source at $INITEXIT_SOURCE_TARBALL (apt-get install $INITEXIT_SOURCE_PACKAGE)"
 	for sibling in "$CACHE"/linux-patched "$CACHE"/linux-stock; do
 		[ "$sibling" != "$tree" ] || continue
@@ -87,7 +89,14 @@ tree_create() {
 	tmp=$tree.unpack.$$
 	run_cmd mkdir -p "$tmp"
 	run_cmd tar -xf "$INITEXIT_SOURCE_TARBALL" -C "$tmp" --strip-components=1
-	[ "$DRY_RUN" = 1 ] && return 0
+	if [ "$DRY_RUN" = 1 ]; then
+		show_cmd git init -q -b initexit "$tmp"
+		show_cmd git -C "$tmp" add -A -f
+		show_cmd git -C "$tmp" commit -q --no-verify -m "Linux source from $INITEXIT_SOURCE_PACKAGE ($sid)"
+		show_cmd git -C "$tmp" tag -a -m "$sid" initexit-base
+		show_cmd mv "$tmp" "$tree"
+		return 0
+	fi
 	git init -q -b initexit "$tmp"
 	# Speed up status on a 90k-file tree; the tree is ours, so allow it.
 	git -C "$tmp" config core.untrackedCache true
@@ -121,7 +130,9 @@ apply_series() {
 	local tree=$1 pdir=$2 key stamp_key='' stamp_head='' head
 	if [ "$DRY_RUN" = 1 ] && [ ! -d "$tree/.git" ]; then
 		show_cmd git -C "$tree" reset -q --hard initexit-base
-		while read -r patch; do show_cmd git -C "$tree" am "$patch"; done < <(series_files "$pdir")
+		while read -r patch; do
+			show_cmd git -C "$tree" am --no-3way --committer-date-is-author-date "$patch"
+		done < <(series_files "$pdir")
 		return 0
 	fi
 	key="$(source_id) series=$(series_hash "$pdir")"
@@ -153,7 +164,7 @@ apply_series() {
 	while read -r patch; do
 		n=$((n + 1))
 		[ -f "$patch" ] || die "patches/series lists $(basename "$patch") but $patch does not exist"
-		show_cmd git -C "$tree" am "$patch"
+		show_cmd git -C "$tree" am --no-3way --committer-date-is-author-date "$patch"
 		[ "$DRY_RUN" = 1 ] && continue
 		local out
 		# --committer-date-is-author-date: same series, same commit ids.

@@ -1,12 +1,15 @@
 #!/bin/sh
 # Malformed pair sections are refused with ENOEXEC (8), a clear message in
 # dmesg, nothing left in /proc/modules, and the kernel keeps working (a
-# good module loads and unloads afterwards).
+# good module loads and unloads afterwards).  Nothing leaks: 16 more
+# refused loads of each leave VmallocUsed (module memory) and the active
+# kmalloc-1k objects where they were, within the slack of 20-module-fail-
+# sweep (a leaked module image is >= 12 kB of vmalloc space per load).
 #   initexit_bad_size:  section size not a multiple of the entry size
 #   initexit_bad_empty: an entry with neither init nor exit
 set -eu
 . "$(dirname "$0")/ktap.inc"
-ktap_plan 5
+ktap_plan 6
 
 bad() { # NAME MESSAGE-PATTERN
 	mark_log
@@ -21,6 +24,26 @@ bad() { # NAME MESSAGE-PATTERN
 }
 bad bad_size "section size * is not a multiple of"
 bad bad_empty "has neither init nor exit"
+slab_active() { awk '$1 == "kmalloc-1k" { print $2 }' /proc/slabinfo 2>/dev/null; }
+vmalloc_used() { awk '$1 == "VmallocUsed:" { print $2 }' /proc/meminfo; }
+slab1=$(slab_active) vm1=$(vmalloc_used) again=''
+i=0
+while [ "$i" -lt 16 ]; do
+	for m in bad_size bad_empty; do
+		modload "$MODDIR/initexit_$m.ko"
+		[ "$LOAD_ERR" = 8 ] || again="$again $m:$LOAD_ERR"
+	done
+	i=$((i + 1))
+done
+slab2=$(slab_active) vm2=$(vmalloc_used)
+echo "# kmalloc-1k active: ${slab1:-?} -> ${slab2:-?}; VmallocUsed kB: $vm1 -> $vm2"
+if [ -n "$again" ]; then
+	ktap_fail "32 more refused loads: all ENOEXEC, nothing leaked" "not ENOEXEC:$again"
+elif [ "$((vm2 - vm1))" -gt 64 ] || { [ -n "$slab1" ] && [ "$((slab2 - slab1))" -gt 8 ]; }; then
+	ktap_fail "32 more refused loads: all ENOEXEC, nothing leaked" "kmalloc-1k ${slab1:-?} -> ${slab2:-?}, VmallocUsed $vm1 -> $vm2 kB"
+else
+	ktap_ok "32 more refused loads: all ENOEXEC, nothing leaked"
+fi
 modload "$MODDIR/initexit_legacy_plain.ko"
 le=$LOAD_ERR
 modunload initexit_legacy_plain
