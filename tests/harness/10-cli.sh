@@ -7,7 +7,8 @@ set -u
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-for cmd in scripts/run scripts/test scripts/regen-patches initramfs/build; do
+for cmd in scripts/run scripts/test scripts/regen-patches scripts/check-series scripts/bench \
+	scripts/mutation-test initramfs/build; do
 	"$ROOT/$cmd" --help >"$tmp/o" 2>&1
 	expect "$cmd --help exits 0" [ $? = 0 ]
 	expect "... with a usage text" grep -q '^Usage: ' "$tmp/o"

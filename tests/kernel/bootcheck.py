@@ -51,7 +51,7 @@ class Pair:
 
 #: Every built-in pair of a kernel built with CONFIG_TEST_INITEXIT_BOOT (the
 #: project's configuration declares no other): lib/test_initexit_order.c,
-#: test_initexit_unwind.c and test_initexit_neighbour.c of patch 0004, in
+#: test_initexit_unwind.c and test_initexit_neighbour.c of the lib test patch, in
 #: link order (lib/Makefile) and declaration order.  tests/kernel/
 #: test_reference.py ties this table to the patch.
 BUILTIN_PAIRS = (
