@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import partial
 from operator import attrgetter
 from typing import Callable, Iterable, Optional
 
@@ -84,6 +83,54 @@ UNWIND_RE = re.compile(
 
 Example: ``path=module origin=ie_fail idx=0 prio=0 func=a_exit failed_idx=2 failed_prio=20 failed_func=c_init error=-12``
 """
+
+_DURATION = " duration_ns="
+
+#: A finish event's fields without the trailing `` duration_ns=N``: the part
+#: that repeats from one load of a module to the next.
+_INIT_FINISH_HEAD_RE = re.compile(
+    r"path=(\S*) origin=(\S*) idx=(\d+) prio=(-?\d+) func=(\S*) ret=(-?\d+)$")
+_EXIT_FINISH_HEAD_RE = re.compile(
+    r"path=(\S*) origin=(\S*) idx=(\d+) prio=(-?\d+) func=(\S*) reason=(\S*)$")
+
+#: Parsed pair fields: (path, origin, idx, prio, func, last) where last is
+#: the exit reason (exit events), the return value (init finish) or None.
+PairFields = tuple[CallPath, str, int, int, str, int | ExitReason | None]
+
+#: Field strings that failed to parse (a sentinel cached like a result).
+_BAD: PairFields = (CallPath.BOOT, "", -1, -1, "", None)
+
+#: Memo size limit: a stress capture repeats a few thousand distinct field
+#: strings; a capture with no repeats must not grow the memo without end.
+_MEMO_MAX = 1 << 16
+
+
+def _memoize(memo: dict[str, PairFields], text: str, fields: PairFields) -> PairFields:
+    if len(memo) >= _MEMO_MAX:
+        memo.clear()
+    memo[text] = fields
+    return fields
+
+
+def _parse_pair_fields(text: str, rx: re.Pattern[str], last: str) -> PairFields:
+    """Parse the repeating part of a pair event's fields.  ``last`` says
+    what the sixth group is: ``"reason"``, ``"ret"`` or ``""`` (none)."""
+    m = rx.match(text)
+    if m is None:
+        return _BAD
+    g = m.groups()
+    path = _PATHS.get(g[0])
+    if path is None:
+        return _BAD
+    tail: int | ExitReason | None = None
+    if last == "reason":
+        tail = _REASONS.get(g[5])
+        if tail is None:
+            return _BAD
+    elif last == "ret":
+        tail = int(g[5])
+    return (path, g[1], int(g[2]), int(g[3]), g[4], tail)
+
 
 INITCALL_START_RE = re.compile(r"func=(\S+)\s*$")
 """initcall_start fields.  Example: ``func=init_sigframe_size+0x0``"""
@@ -356,86 +403,100 @@ class _Builder:
         for pid in [p for p, n in self.module_of_pid.items() if n == name]:
             del self.module_of_pid[pid]
 
-    def on_pair_start(self, ev: Event, kind: SpanKind) -> None:
-        m = (PAIR_INIT_START_RE if kind is _INIT else PAIR_EXIT_START_RE).match(ev.info)
-        if m is None:
-            self.bad_fields(ev)
-            return
-        g = m.groups()
-        path = _PATHS.get(g[0])
-        if path is None:
-            self.bad_fields(ev)
-            return
-        origin, idx, func = g[1], int(g[2]), g[4]
-        reason: Optional[ExitReason] = None
-        if kind is _EXIT:
-            reason = _REASONS.get(g[5])
-            if reason is None:
+    # The pair handlers are made per event kind (closures, no partial()):
+    # they run for nearly every event of a large capture.  Each keeps a memo
+    # of the field strings it parsed: a capture of repeated loads and
+    # unloads (the large ones) repeats them, and a dict lookup costs a tenth
+    # of the regex match it saves.
+
+    def pair_start_handler(self, kind: SpanKind) -> Callable[[Event], None]:
+        memo: dict[str, PairFields] = {}
+        rx, last = (PAIR_INIT_START_RE, "") if kind is _INIT else (PAIR_EXIT_START_RE, "reason")
+        stacks = self.stacks
+
+        def on_pair_start(ev: Event) -> None:
+            text = ev.info.rstrip()
+            f = memo.get(text)
+            if f is None:
+                f = _memoize(memo, text, _parse_pair_fields(text, rx, last))
+            if f is _BAD:
                 self.bad_fields(ev)
                 return
-        unit = self.unit_for(path, origin, ev, idx)
-        o = _Open(kind, path, origin, func, idx, int(g[3]),
-                  self.level if path is not _MODULE else None, ev,
-                  None, None, None, unit.instance, unit)
-        if reason is not None:
-            o.reason = reason
-            o.unwind = self.pending_unwind.pop((path, origin, idx), None)
-            if reason is _UNLOAD:
-                unit.unloaded = True
-        st = self.stacks.get(ev.pid)
-        if st is None:
-            self.stacks[ev.pid] = [o]
-        else:
-            st.append(o)
+            path, origin, idx, prio, func, tail = f
+            unit = self.unit_for(path, origin, ev, idx)
+            o = _Open(kind, path, origin, func, idx, prio,
+                      self.level if path is not _MODULE else None, ev,
+                      None, None, None, unit.instance, unit)
+            if isinstance(tail, ExitReason):
+                o.reason = tail
+                o.unwind = self.pending_unwind.pop((path, origin, idx), None)
+                if tail is _UNLOAD:
+                    unit.unloaded = True
+            st = stacks.get(ev.pid)
+            if st is None:
+                stacks[ev.pid] = [o]
+            else:
+                st.append(o)
 
-    def on_pair_finish(self, ev: Event, kind: SpanKind) -> None:
-        m = (PAIR_INIT_FINISH_RE if kind is _INIT else PAIR_EXIT_FINISH_RE).match(ev.info)
-        if m is None:
-            self.bad_fields(ev)
-            return
-        g = m.groups()
-        path = _PATHS.get(g[0])
-        if path is None:
-            self.bad_fields(ev)
-            return
-        origin, idx, prio, func = g[1], int(g[2]), int(g[3]), g[4]
-        # The common case: the finish closes the call on top of its task.
-        st = self.stacks.get(ev.pid)
-        o = st[-1] if st else None
-        if o is not None and o.kind is kind and o.idx == idx and o.origin == origin and o.path is path:
-            st.pop()  # type: ignore[union-attr]
-            if not st:
-                del self.stacks[ev.pid]
-        else:
-            found = self.find_open(ev.pid, kind, (path, origin, idx), None)
-            if found is None:
-                self.finding(f"{ev.name.value} of {func} ({origin} #{idx}) without its start event", ev)
+        return on_pair_start
+
+    def pair_finish_handler(self, kind: SpanKind) -> Callable[[Event], None]:
+        memo: dict[str, PairFields] = {}
+        rx, last = (_INIT_FINISH_HEAD_RE, "ret") if kind is _INIT else (_EXIT_FINISH_HEAD_RE, "reason")
+        stacks = self.stacks
+        spans = self.spans
+
+        def on_pair_finish(ev: Event) -> None:
+            text, sep, d = ev.info.rpartition(_DURATION)
+            d = d.rstrip()
+            f = memo.get(text) if sep and d.isascii() and d.isdigit() else _BAD
+            if f is None:
+                f = _memoize(memo, text, _parse_pair_fields(text, rx, last))
+            if f is _BAD:
+                self.bad_fields(ev)
                 return
-            o = self.pop_to(found[0], found[1], ev)
-        if o.prio != prio or o.func != func:
-            self.finding(
-                f"{ev.name.value} disagrees with its start: prio {o.prio}/{prio}, func {o.func}/{func}",
-                o.start, ev,
-            )
-        ret: Optional[int] = None
-        dur = int(g[6])
-        if kind is _INIT:
-            ret = int(g[5])
-            if ret < 0 and o.unit is not None and o.unit.failed_idx is None:
-                o.unit.failed_idx = idx
-        elif o.reason is not None and _REASONS.get(g[5]) is not o.reason:
-            self.finding(f"initexit_exit_finish reason={g[5]} but its start said {o.reason.value}",
-                         o.start, ev)
-        if dur == 0 and ev.ts_ns > o.start.ts_ns:
-            dur = ev.ts_ns - o.start.ts_ns  # duration_ns is 0 when the finish event was off
-        # Span(kind, path, origin, func, idx, prio, level, start, finish, ret,
-        #      duration_ns, reason, unwind, inner, instance)
-        span: Span = _new_span(Span, (kind, path, origin, func, idx, prio, o.level, o.start, ev, ret,
-                                      dur, o.reason, o.unwind, o.inner, o.instance))
-        self.spans.append(span)
-        unit = o.unit
-        if unit is not None:
-            (unit.inits if kind is _INIT else unit.exits).append(span)
+            dur = int(d)
+            path, origin, idx, prio, func, tail = f
+            # The common case: the finish closes the call on top of its task.
+            st = stacks.get(ev.pid)
+            o = st[-1] if st else None
+            if o is not None and o.kind is kind and o.idx == idx and o.origin == origin and o.path is path:
+                st.pop()  # type: ignore[union-attr]
+                if not st:
+                    del stacks[ev.pid]
+            else:
+                found = self.find_open(ev.pid, kind, (path, origin, idx), None)
+                if found is None:
+                    self.finding(f"{ev.name.value} of {func} ({origin} #{idx}) without its start event", ev)
+                    return
+                o = self.pop_to(found[0], found[1], ev)
+            if o.prio != prio or o.func != func:
+                self.finding(
+                    f"{ev.name.value} disagrees with its start: prio {o.prio}/{prio}, func {o.func}/{func}",
+                    o.start, ev,
+                )
+            ret: Optional[int] = None
+            if kind is _INIT:
+                assert isinstance(tail, int)
+                ret = tail
+                if ret < 0 and o.unit is not None and o.unit.failed_idx is None:
+                    o.unit.failed_idx = idx
+            elif o.reason is not None and tail is not o.reason:
+                said = tail.value if isinstance(tail, ExitReason) else tail
+                self.finding(f"initexit_exit_finish reason={said} but its start said {o.reason.value}",
+                             o.start, ev)
+            if dur == 0 and ev.ts_ns > o.start.ts_ns:
+                dur = ev.ts_ns - o.start.ts_ns  # duration_ns is 0 when the finish event was off
+            # Span(kind, path, origin, func, idx, prio, level, start, finish, ret,
+            #      duration_ns, reason, unwind, inner, instance)
+            span: Span = _new_span(Span, (kind, path, origin, func, idx, prio, o.level, o.start, ev, ret,
+                                          dur, o.reason, o.unwind, o.inner, o.instance))
+            spans.append(span)
+            unit = o.unit
+            if unit is not None:
+                (unit.inits if kind is _INIT else unit.exits).append(span)
+
+        return on_pair_finish
 
     def on_unwind(self, ev: Event) -> None:
         m = UNWIND_RE.match(ev.info)
@@ -496,19 +557,18 @@ class _Builder:
             EventName.INITCALL_FINISH: self.on_initcall_finish,
             EventName.MODULE_LOAD: self.on_module_load,
             EventName.MODULE_FREE: self.on_module_free,
-            EventName.INIT_START: partial(self.on_pair_start, kind=_INIT),
-            EventName.INIT_FINISH: partial(self.on_pair_finish, kind=_INIT),
-            EventName.EXIT_START: partial(self.on_pair_start, kind=_EXIT),
-            EventName.EXIT_FINISH: partial(self.on_pair_finish, kind=_EXIT),
+            EventName.INIT_START: self.pair_start_handler(_INIT),
+            EventName.INIT_FINISH: self.pair_finish_handler(_INIT),
+            EventName.EXIT_START: self.pair_start_handler(_EXIT),
+            EventName.EXIT_FINISH: self.pair_finish_handler(_EXIT),
             EventName.UNWIND: self.on_unwind,
             EventName.DMESG_CALLING: self.on_dmesg_calling,
             EventName.DMESG_RETURNED: self.on_dmesg_returned,
         }
-        # Keyed by the name's string: an Enum's hash is computed in Python.
-        handlers = {k.value: h for k, h in by_name.items()}
-        get = handlers.get
+        # EventName hashes by identity (model.py), so this lookup is C code.
+        get = by_name.get
         for ev in events:
-            h = get(ev.name._value_)
+            h = get(ev.name)
             if h is not None:
                 h(ev)
         parsed = finish()

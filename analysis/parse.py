@@ -164,8 +164,11 @@ def _trace_cmd_report_lines(path: str) -> Iterator[str]:
         try:
             with io.TextIOWrapper(proc.stdout, encoding="utf-8", errors="replace", newline="\n") as out:
                 for line in out:
-                    printed = printed or bool(line.strip())
                     yield line
+                    if line.strip():
+                        printed = True
+                        break
+                yield from out  # the rest, with no per-line test
         finally:
             if proc.poll() is None:
                 proc.kill()  # the consumer stopped early
