@@ -1,0 +1,71 @@
+#!/bin/bash
+# module_init_exit() checks its functions' types at compile time: an
+# out-of-tree module whose init or exit has the wrong type must fail to
+# build with the macro's message, and one with the right types (and NULL
+# for either function) must build. Builds against the patched tree that
+# scripts/run built (skipped when there is none); no guest boot.
+set -u
+. "$(dirname "$0")/lib.sh"
+# shellcheck source=../../scripts/lib/common.sh
+. "$ROOT/scripts/lib/common.sh"
+# shellcheck source=../../scripts/lib/kernel.sh
+. "$ROOT/scripts/lib/kernel.sh"
+
+tree=${INITEXIT_TEST_TREE:-$CACHE/linux-patched}
+if [ ! -f "$tree/Module.symvers" ] || ! grep -q 'define module_init_exit' "$tree/include/linux/initexit.h" 2>/dev/null; then
+	skip "module_init_exit() type checks" "no built patched tree in $tree (scripts/run builds one)"
+	ktap_end
+	exit
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# build DIR INIT-DEFINITION EXIT-DEFINITION : a module in $tmp/DIR (no
+# spaces: kbuild's M=) declaring module_init_exit(1, t_init, t_exit) plus a
+# pair with a NULL init and one with a NULL exit; build output in DIR.log.
+build() {
+	local d=$tmp/$1
+	mkdir -p "$d"
+	echo 'obj-m += typecheck.o' >"$d/Kbuild"
+	cat >"$d/typecheck.c" <<EOF
+// SPDX-License-Identifier: GPL-2.0
+#include <linux/init.h>
+#include <linux/module.h>
+$2
+$3
+module_init_exit(1, t_init, t_exit);
+module_init_exit(2, NULL, t_exit);
+module_init_exit(3, t_init, NULL);
+MODULE_LICENSE("GPL");
+EOF
+	locked_make "$tree" -s M="$d" modules >"$tmp/$1.log" 2>&1
+}
+
+good_init='static int __init t_init(void) { return 0; }'
+good_exit='static void __exit t_exit(void) { }'
+
+build good "$good_init" "$good_exit"
+rc=$?
+expect "right types (and NULL init or exit) build" [ "$rc" = 0 ]
+[ "$rc" = 0 ] || sed 's/^/# /' "$tmp/good.log" | tail -20
+
+# name, init, exit, message the build must print
+n=0
+while IFS='|' read -r name init exit msg; do
+	n=$((n + 1))
+	build "bad$n" "$init" "$exit"
+	rc=$?
+	if [ "$rc" != 0 ] && grep -qF "$msg" "$tmp/bad$n.log"; then
+		ok "$name: the build fails with \"$msg\""
+	else
+		not_ok "$name: the build fails with \"$msg\""
+		diag "make exited $rc"
+		sed 's/^/# /' "$tmp/bad$n.log" | tail -10
+	fi
+done <<EOF
+init returns void|static void __init t_init(void) { }|$good_exit|init must be int (*)(void)
+init takes an argument|static int __init t_init(int x) { return x; }|$good_exit|init must be int (*)(void)
+exit returns int|$good_init|static int __exit t_exit(void) { return 0; }|exit must be void (*)(void)
+exit takes an argument|$good_init|static void __exit t_exit(int x) { }|exit must be void (*)(void)
+EOF
+ktap_end
