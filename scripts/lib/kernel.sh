@@ -172,7 +172,7 @@ apply_series() {
 			printf '%s\n' "$out" >&2
 			printf -- '---- the hunks that do not apply (git apply --check -v) ----\n' >&2
 			git -C "$tree" apply --check -v "$patch" 2>&1 | grep -v '^Checking patch' | head -40 >&2 || true
-			git -C "$tree" am --abort 2>/dev/null || true
+			git_tree "$tree" am --abort 2>/dev/null || true  # needs an identity on a fresh machine
 			rm -f "$tree/.initexit-applied"
 			die "patch $n of the series, $(basename "$patch"), does not apply to $(source_id)" \
 				"(files and hunks above). $tree now holds the patches before it." \
@@ -188,7 +188,7 @@ apply_series() {
 		[ "$head" != "$stamp_head" ]; then
 		local backup
 		backup=initexit-backup-$(date +%Y%m%d-%H%M%S)
-		git -C "$tree" branch "$backup" "$head"
+		git_tree "$tree" branch "$backup" "$head"
 		loud "The previous HEAD of $tree held commits that differ from the new patches/." \
 			"They are kept on branch $backup (git -C $tree log $backup)."
 	fi

@@ -11,6 +11,7 @@ if ! command -v shellcheck >/dev/null; then
 	skip "shellcheck" "shellcheck is not installed (apt-get install shellcheck)"
 else
 	for f in scripts/run scripts/test scripts/regen-patches scripts/bench scripts/check-series scripts/mutation-test \
+		scripts/fresh-machine \
 		initramfs/build scripts/lib/*.sh bench/*.sh tests/harness/*.sh; do
 		expect "shellcheck $f" shellcheck "$f"
 	done

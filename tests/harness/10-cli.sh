@@ -8,7 +8,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 for cmd in scripts/run scripts/test scripts/regen-patches scripts/check-series scripts/bench \
-	scripts/mutation-test initramfs/build; do
+	scripts/mutation-test scripts/fresh-machine initramfs/build; do
 	"$ROOT/$cmd" --help >"$tmp/o" 2>&1
 	expect "$cmd --help exits 0" [ $? = 0 ]
 	expect "... with a usage text" grep -q '^Usage: ' "$tmp/o"

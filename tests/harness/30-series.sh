@@ -11,6 +11,11 @@ set -u
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export INITEXIT_CACHE=$tmp/cache CACHE=$tmp/cache
+# As on a fresh machine: no user.name/user.email anywhere, so every git
+# command of the harness that needs an identity must bring its own.
+export HOME=$tmp/home GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
+unset GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL GIT_COMMITTER_NAME GIT_COMMITTER_EMAIL EMAIL
+mkdir -p "$HOME"
 
 tree=$tmp/tree
 mkdir -p "$tree/kernel"
