@@ -13,14 +13,6 @@ set -eu
 N=8
 ktap_plan $((N * 4 + 2))
 
-# The active count of /proc/slabinfo counts every object of the per-CPU
-# slabs as in use: flush them first (SLUB's shrink), or the count jumps by
-# a whole slab (16 objects) with nothing leaked.
-slab_active() {
-	echo 1 >/sys/kernel/slab/kmalloc-1k/shrink 2>/dev/null || true
-	awk '$1 == "kmalloc-1k" { print $2 }' /proc/slabinfo; }
-vmalloc_used() { awk '$1 == "VmallocUsed:" { print $2 }' /proc/meminfo; }
-
 sweep() { # $1 = round; KTAP results only in round 1, failures in any round
 	k=0
 	while [ "$k" -lt "$N" ]; do

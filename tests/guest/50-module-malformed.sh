@@ -24,13 +24,6 @@ bad() { # NAME MESSAGE-PATTERN
 }
 bad bad_size "section size * is not a multiple of"
 bad bad_empty "has neither init nor exit"
-# The active count of /proc/slabinfo counts every object of the per-CPU
-# slabs as in use: flush them first (SLUB's shrink), or the count jumps by
-# a whole slab (16 objects) with nothing leaked.
-slab_active() {
-	echo 1 >/sys/kernel/slab/kmalloc-1k/shrink 2>/dev/null || true
-	awk '$1 == "kmalloc-1k" { print $2 }' /proc/slabinfo 2>/dev/null; }
-vmalloc_used() { awk '$1 == "VmallocUsed:" { print $2 }' /proc/meminfo; }
 slab1=$(slab_active) vm1=$(vmalloc_used) again=''
 i=0
 while [ "$i" -lt 16 ]; do
