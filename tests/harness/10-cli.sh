@@ -21,6 +21,8 @@ done
 expect "scripts/run --accel warp is a usage error" [ $? = 2 ]
 "$ROOT/scripts/run" --timeout soon >/dev/null 2>&1
 expect "scripts/run --timeout soon is a usage error" [ $? = 2 ]
+INITEXIT_CACHE=$tmp/cache0 "$ROOT/scripts/run" --dry-run --fail-on-findings --out "$tmp/out0" >/dev/null 2>&1
+expect "scripts/run takes --fail-on-findings" [ $? = 0 ]
 
 # Dry run against an empty cache: nothing may be created there.
 INITEXIT_CACHE=$tmp/cache "$ROOT/scripts/run" --dry-run --out "$tmp/out" >"$tmp/stdout" 2>"$tmp/dry"
