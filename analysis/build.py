@@ -51,9 +51,8 @@ PAIR_INIT_START_RE = re.compile(r"path=(\S*) origin=(\S*) idx=(\d+) prio=(-?\d+)
 Example: ``path=module origin=ie_demo idx=1 prio=10 func=demo_b_init``
 """
 
-PAIR_INIT_FINISH_RE = re.compile(
-    r"path=(\S*) origin=(\S*) idx=(\d+) prio=(-?\d+) func=(\S*) ret=(-?\d+) duration_ns=(\d+)\s*$"
-)
+_INIT_FINISH_HEAD = r"path=(\S*) origin=(\S*) idx=(\d+) prio=(-?\d+) func=(\S*) ret=(-?\d+)"
+PAIR_INIT_FINISH_RE = re.compile(_INIT_FINISH_HEAD + r" duration_ns=(\d+)\s*$")
 """initexit_init_finish fields.
 
 Example: ``path=boot origin=ie_boot idx=3 prio=-100 func=b_init ret=0 duration_ns=1200``
@@ -67,9 +66,8 @@ PAIR_EXIT_START_RE = re.compile(
 Example: ``path=module origin=ie_demo idx=0 prio=0 func=demo_exit reason=unload``
 """
 
-PAIR_EXIT_FINISH_RE = re.compile(
-    r"path=(\S*) origin=(\S*) idx=(\d+) prio=(-?\d+) func=(\S*) reason=(\S*) duration_ns=(\d+)\s*$"
-)
+_EXIT_FINISH_HEAD = r"path=(\S*) origin=(\S*) idx=(\d+) prio=(-?\d+) func=(\S*) reason=(\S*)"
+PAIR_EXIT_FINISH_RE = re.compile(_EXIT_FINISH_HEAD + r" duration_ns=(\d+)\s*$")
 """initexit_exit_finish fields.
 
 Example: ``path=module origin=ie_demo idx=0 prio=0 func=demo_exit reason=unwind duration_ns=800``
@@ -88,10 +86,8 @@ _DURATION = " duration_ns="
 
 #: A finish event's fields without the trailing `` duration_ns=N``: the part
 #: that repeats from one load of a module to the next.
-_INIT_FINISH_HEAD_RE = re.compile(
-    r"path=(\S*) origin=(\S*) idx=(\d+) prio=(-?\d+) func=(\S*) ret=(-?\d+)$")
-_EXIT_FINISH_HEAD_RE = re.compile(
-    r"path=(\S*) origin=(\S*) idx=(\d+) prio=(-?\d+) func=(\S*) reason=(\S*)$")
+_INIT_FINISH_HEAD_RE = re.compile(_INIT_FINISH_HEAD + "$")
+_EXIT_FINISH_HEAD_RE = re.compile(_EXIT_FINISH_HEAD + "$")
 
 #: Parsed pair fields: (path, origin, idx, prio, func, last) where last is
 #: the exit reason (exit events), the return value (init finish) or None.

@@ -11,8 +11,10 @@ mkdir -p "$dir"
 n=0
 for t in "$INITEXIT_TESTS"/*.sh; do
 	[ -f "$t" ] || continue
-	n=$((n + 1))
 	name=$(basename "$t" .sh)
+	# INITEXIT_TEST_ONLY=NAME: run only tests/guest/NAME.sh.
+	[ -z "${INITEXIT_TEST_ONLY:-}" ] || [ "$name" = "$INITEXIT_TEST_ONLY" ] || continue
+	n=$((n + 1))
 	echo "# initexit-test: $name"
 	# A record of which test was running, in case the kernel dies in it.
 	echo "$name" >"$dir/.running"

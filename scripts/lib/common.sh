@@ -168,6 +168,13 @@ PKGS_TEST=(python3 python3-pytest shellcheck mypy)
 
 sha() { sha256sum | cut -c1-16; }
 
+# analysis_check RUNDIR : the analysis exit status scripts/run recorded in
+# RUNDIR/meta.json; empty when the analysis did not run or there is none.
+analysis_check() {
+	"$PYTHON" -c 'import json,sys; v=json.load(open(sys.argv[1])).get("analysis_check"); print("" if v is None else v)' \
+		"$1/meta.json" 2>/dev/null || true
+}
+
 # source_id : identifies the kernel source the trees are unpacked from.
 source_id() {
 	local ver
