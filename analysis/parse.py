@@ -58,10 +58,15 @@ which is the last such place in any real line (lazy is 2x faster than a
 greedy backtrack from the line's end).
 """
 
-FAST_LINE_RE = re.compile(r" *(.+?)-(\d+) +\[(\d+)\] +(\d+)\.(\d{9}): (\w+): +(.*)")
+FAST_LINE_RE = re.compile(r" *(.+?-\d+ +\[\d+\]) +(\d+)\.(\d{9}): (\w+): +(.*)")
 """The line of ``trace-cmd report -N -t`` as the analysis itself runs it:
 :data:`TRACE_LINE_RE` narrowed to ``[cpu]`` and a 9-digit fraction, which
-matches in less time.  Lines it misses go through :data:`TRACE_LINE_RE`."""
+matches in less time.  The task and CPU are one group (``comm-pid [cpu]``),
+split once per distinct value.  Lines it misses go through
+:data:`TRACE_LINE_RE`."""
+
+_TASK_RE = re.compile(r"(.+?)-(\d+) +\[(\d+)\]$")
+"""The task group of :data:`FAST_LINE_RE`: comm, pid, cpu."""
 
 DROPPED_RE = re.compile(r"^\s*CPU:\s*(\d+) \[(?:(\d+) )?EVENTS DROPPED\]\s*$")
 """A lost-events marker, with or without a count.
@@ -293,31 +298,38 @@ class TraceReportReader:
         append = events.append
         gaps = self.gaps
         ignored = self.ignored
-        comms: dict[str, str] = {}
-        last_ts: dict[int, tuple[int, int]] = {}
+        # comm-pid [cpu] -> (comm, pid, cpu): a capture has few distinct tasks.
+        tasks: dict[str, tuple[str, int, int]] = {}
+        # The last event of each CPU, for the clock-went-backwards check.
+        last_of_cpu: dict[int, Event] = {}
         fast = FAST_LINE_RE.match
         match = TRACE_LINE_RE.match
         names = _EVENT_NAMES
         scale = _FRACTION_SCALE
-        ints: dict[str, int] = {}  # pid and cpu strings repeat: convert each once
         new_event = tuple.__new__  # Event(...) without the NamedTuple wrapper
         lineno = 0
         for raw in lines:
             lineno += 1
             f = fast(raw)
             if f is not None:
-                comm, pid, cpu_s, sec, frac, name, info = f.groups()
+                task, sec, frac, name, info = f.groups()
                 ev = names.get(name)
                 if ev is None:
                     ignored[name] += 1
                     continue
                 ts = int(sec + frac)
+                t = tasks.get(task)
+                if t is None:
+                    m = _TASK_RE.match(task)
+                    assert m is not None  # FAST_LINE_RE matched the same text
+                    t = tasks[task] = (m.group(1).strip(), int(m.group(2)), int(m.group(3)))
+                comm, pid, cpu = t
             else:
                 m = match(raw)
                 if m is None:
                     self._other_line(lineno, raw)
                     continue
-                comm, pid, cpu_s, lcpu, stamp, name, info = m.groups()
+                comm, pid_s, cpu_s, lcpu, stamp, name, info = m.groups()
                 ev = names.get(name)
                 if ev is None:
                     ignored[name] += 1
@@ -328,32 +340,22 @@ class TraceReportReader:
                 else:
                     frac = stamp[dot + 1 : dot + 10]
                     ts = int(stamp[:dot]) * 1_000_000_000 + int(frac) * scale[len(frac)]
-                if cpu_s is None:
-                    cpu_s = lcpu
-            if raw[-1:] != "\n":
+                comm, pid, cpu = comm.strip(), int(pid_s), int(cpu_s if cpu_s is not None else lcpu)
+            if not raw.endswith("\n"):
                 # Only the last line can lack its newline: a capture cut
                 # anywhere, even inside a field.
                 gaps.append(Gap(lineno, None, None, f"input ends mid-line (truncated capture?): {raw[:80]!r}"))
                 continue
-            cpu = ints.get(cpu_s)
-            if cpu is None:
-                cpu = ints[cpu_s] = int(cpu_s)
-            prev = last_ts.get(cpu)
-            if prev is not None and ts < prev[0]:
+            if info.endswith("\r"):
+                info = info.rstrip("\r")
+            event: Event = new_event(Event, (lineno, ts, cpu, pid, comm, ev, info))
+            prev = last_of_cpu.get(cpu)
+            if prev is not None and ts < prev[1]:
                 gaps.append(
                     Gap(lineno, cpu, None,
-                        f"CPU {cpu} clock went backwards from line {prev[1]} ({prev[0]} ns) to {ts} ns")
+                        f"CPU {cpu} clock went backwards from line {prev[0]} ({prev[1]} ns) to {ts} ns")
                 )
-            last_ts[cpu] = (ts, lineno)
-            c2 = comms.get(comm)
-            if c2 is None:
-                c2 = comms[comm] = comm.strip()
-            p = ints.get(pid)
-            if p is None:
-                p = ints[pid] = int(pid)
-            if info[-1:] == "\r":
-                info = info.rstrip("\r")
-            event: Event = new_event(Event, (lineno, ts, cpu, p, c2, ev, info))
+            last_of_cpu[cpu] = event
             append(event)
             yield event
         self.line_count = lineno
