@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from operator import attrgetter
-from typing import Callable, Iterable, Optional
+from typing import Callable, Iterable, Optional, TypeVar
 
 from analysis.model import (
     CallPath,
@@ -36,7 +36,9 @@ PAIRING_CHECK = "start-finish-paired"
 # is a descriptor call, and the pair handlers run once per event.
 _INIT = SpanKind.PAIR_INIT
 _EXIT = SpanKind.PAIR_EXIT
+_INITCALL = SpanKind.INITCALL
 _MODULE = CallPath.MODULE
+_BOOT = CallPath.BOOT
 _PATHS: dict[str, CallPath] = {p.value: p for p in CallPath}
 _REASONS: dict[str, ExitReason] = {r.value: r for r in ExitReason}
 _UNLOAD = ExitReason.UNLOAD
@@ -101,11 +103,14 @@ _BAD: PairFields = (CallPath.BOOT, "", -1, -1, "", None)
 _MEMO_MAX = 1 << 16
 
 
-def _memoize(memo: dict[str, PairFields], text: str, fields: PairFields) -> PairFields:
+_T = TypeVar("_T")
+
+
+def _memoize(memo: dict[str, _T], text: str, value: _T) -> _T:
     if len(memo) >= _MEMO_MAX:
         memo.clear()
-    memo[text] = fields
-    return fields
+    memo[text] = value
+    return value
 
 
 def _parse_pair_fields(text: str, rx: re.Pattern[str], last: str) -> PairFields:
@@ -335,44 +340,81 @@ class _Builder:
         self.levels.append(ev)
         self.level_names.append(self.level)
 
-    def on_initcall_start(self, ev: Event) -> None:
-        m = INITCALL_START_RE.match(ev.info)
-        if m is None:
-            self.bad_fields(ev)
-            return
-        mod = self.module_of_pid.get(ev.pid)
-        path = CallPath.MODULE if mod is not None else CallPath.BOOT
-        o = _Open(SpanKind.INITCALL, path, mod or "", m.group(1), None, None,
-                  self.level if mod is None else None, ev)
-        self.stacks.setdefault(ev.pid, []).append(o)
+    def initcall_start_handler(self) -> Callable[[Event], None]:
+        # func= repeats from one load of a module to the next: memoized
+        # ("" for fields that do not parse).
+        memo: dict[str, str] = {}
+        stacks = self.stacks
+        module_of_pid = self.module_of_pid
 
-    def on_initcall_finish(self, ev: Event) -> None:
-        m = INITCALL_FINISH_RE.match(ev.info)
-        if m is None:
-            self.bad_fields(ev)
-            return
-        func, ret = m.group(1), int(m.group(2))
-        found = self.find_open(ev.pid, SpanKind.INITCALL, None, func)
-        if found is None:
-            found = self.find_open(ev.pid, SpanKind.INITCALL, None, None)
-            if found is None:
-                self.finding(f"initcall_finish of {func} without its initcall_start", ev)
+        def on_initcall_start(ev: Event) -> None:
+            info = ev.info
+            func = memo.get(info)
+            if func is None:
+                m = INITCALL_START_RE.match(info)
+                func = _memoize(memo, info, m.group(1) if m else "")
+            if not func:
+                self.bad_fields(ev)
                 return
-            other = self.stacks[found[0]][found[1]]
-            self.finding(
-                f"initcall_finish of {func} closes initcall_start of {other.func}", other.start, ev
-            )
-        o = self.pop_to(found[0], found[1], ev)
-        st = self.stacks.get(found[0], [])
-        span = Span(
-            kind=SpanKind.INITCALL, path=o.path, origin=o.origin, func=o.func, idx=None,
-            prio=None, level=o.level, start=o.start, finish=ev, ret=ret,
-            duration_ns=ev.ts_ns - o.start.ts_ns,
-        )
-        if st and st[-1].kind is SpanKind.PAIR_INIT and st[-1].inner is None:
-            st[-1].inner = span
-        else:
-            self.spans.append(span)
+            mod = module_of_pid.get(ev.pid)
+            path = _MODULE if mod is not None else _BOOT
+            o = _Open(_INITCALL, path, mod or "", func, None, None,
+                      self.level if mod is None else None, ev)
+            st = stacks.get(ev.pid)
+            if st is None:
+                stacks[ev.pid] = [o]
+            else:
+                st.append(o)
+
+        return on_initcall_start
+
+    def initcall_finish_handler(self) -> Callable[[Event], None]:
+        memo: dict[str, tuple[str, int]] = {}  # ("", 0): fields that do not parse
+        stacks = self.stacks
+        spans = self.spans
+
+        def on_initcall_finish(ev: Event) -> None:
+            info = ev.info
+            fields = memo.get(info)
+            if fields is None:
+                m = INITCALL_FINISH_RE.match(info)
+                fields = _memoize(memo, info, (m.group(1), int(m.group(2))) if m else ("", 0))
+            func, ret = fields
+            if not func:
+                self.bad_fields(ev)
+                return
+            pid = ev.pid
+            st = stacks.get(pid)
+            o = st[-1] if st else None
+            if o is not None and o.kind is _INITCALL and o.func == func:
+                # The common case: it closes the call on top of its task.
+                st.pop()  # type: ignore[union-attr]
+                if not st:
+                    del stacks[pid]
+                    st = None
+            else:
+                found = self.find_open(pid, _INITCALL, None, func)
+                if found is None:
+                    found = self.find_open(pid, _INITCALL, None, None)
+                    if found is None:
+                        self.finding(f"initcall_finish of {func} without its initcall_start", ev)
+                        return
+                    other = stacks[found[0]][found[1]]
+                    self.finding(f"initcall_finish of {func} closes initcall_start of {other.func}",
+                                 other.start, ev)
+                o = self.pop_to(found[0], found[1], ev)
+                st = stacks.get(found[0])
+            # Span(kind, path, origin, func, idx, prio, level, start, finish, ret,
+            #      duration_ns, reason, unwind, inner, instance)
+            span: Span = _new_span(Span, (_INITCALL, o.path, o.origin, o.func, None, None, o.level,
+                                          o.start, ev, ret, ev.ts_ns - o.start.ts_ns, None, None,
+                                          None, 0))
+            if st and st[-1].kind is _INIT and st[-1].inner is None:
+                st[-1].inner = span
+            else:
+                spans.append(span)
+
+        return on_initcall_finish
 
     def on_module_load(self, ev: Event) -> None:
         m = MODULE_NAME_RE.match(ev.info)
@@ -549,8 +591,8 @@ class _Builder:
         ``finish()`` gives the whole parsed input."""
         by_name: dict[EventName, Callable[[Event], None]] = {
             EventName.INITCALL_LEVEL: self.on_level,
-            EventName.INITCALL_START: self.on_initcall_start,
-            EventName.INITCALL_FINISH: self.on_initcall_finish,
+            EventName.INITCALL_START: self.initcall_start_handler(),
+            EventName.INITCALL_FINISH: self.initcall_finish_handler(),
             EventName.MODULE_LOAD: self.on_module_load,
             EventName.MODULE_FREE: self.on_module_free,
             EventName.INIT_START: self.pair_start_handler(_INIT),

@@ -23,7 +23,6 @@ from analysis.model import (
     InputFormat,
     Span,
     SpanKind,
-    Status,
     Unit,
     Verdict,
     format_duration,
@@ -32,10 +31,8 @@ from analysis.model import (
 )
 from analysis.parse import unknown_initexit_events
 
-# Enum members as module constants: in Python 3.11 ``Status.OK`` is a
-# descriptor call, and the checks test every span.
-_OK = Status.OK
-_FAILED = Status.FAILED
+# Enum members as module constants: in Python 3.11 ``ExitReason.UNLOAD`` is
+# a descriptor call, and the checks test every span.
 _UNLOAD = ExitReason.UNLOAD
 _UNWIND = ExitReason.UNWIND
 _PAIR_EXIT = SpanKind.PAIR_EXIT
@@ -200,9 +197,15 @@ def check_levels(cap: Capture) -> CheckResult:
     return _result(name, findings)
 
 
+# A unit's inits are pair inits: their status is FAILED when ret < 0 and OK
+# when ret >= 0 (Span.status).  The loops below over every init of every
+# unit test ret directly: a tuple field, not a property call.
+
+
 def _first_failure(u: Unit) -> Optional[Span]:
     for s in u.inits:
-        if s.status is _FAILED:
+        r = s.ret
+        if r is not None and r < 0:
             return s
     return None
 
@@ -276,7 +279,7 @@ def _succeeded_before(u: Unit, limit: Optional[int], known: Known) -> dict[int, 
     out: dict[int, str] = {}
     with_init = {s.idx for s in u.inits}
     for s in u.inits:
-        if s.idx is not None and s.status is _OK and (limit is None or s.idx < limit):
+        if s.idx is not None and s.ret is not None and s.ret >= 0 and (limit is None or s.idx < limit):
             out[s.idx] = s.func
     for idx, func in known.get((u.path, u.origin), {}).items():
         if idx not in with_init and (limit is None or idx < limit):
@@ -364,7 +367,7 @@ def check_unload_reverse(cap: Capture) -> CheckResult:
         if not unload:
             continue
         any_unload = True
-        order = [s.idx for s in u.inits if s.status is _OK]
+        order = [s.idx for s in u.inits if s.ret is not None and s.ret >= 0]
         pos = {idx: i for i, idx in enumerate(order)}
         for a, b in zip(unload, unload[1:]):
             assert a.idx is not None and b.idx is not None
