@@ -43,6 +43,19 @@ die() {
 	exit "${DIE_CODE:-$EXIT_HARNESS}"
 }
 
+# bad_usage MESSAGE: a usage error (the calling script defines usage()).
+bad_usage() {
+	err "$*"
+	usage >&2
+	exit "$EXIT_USAGE"
+}
+
+# need_value "$@" (at an option that takes a value): a usage error when the
+# value is missing or empty.
+need_value() {
+	if [ $# -lt 2 ] || [ -z "$2" ]; then bad_usage "$1 needs a value"; fi
+}
+
 # A banner that cannot be missed in a long build log.
 loud() {
 	local line='========================================================================'

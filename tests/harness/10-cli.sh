@@ -17,6 +17,18 @@ for cmd in scripts/run scripts/test scripts/regen-patches scripts/check-series s
 	expect "... and prints the usage" grep -q '^Usage: ' "$tmp/o"
 done
 
+# An option whose value is missing is a usage error too (not bash's ${2:?}).
+for cmd in 'scripts/run --out' 'scripts/run --append' 'scripts/run --kconfig' 'scripts/test --out' \
+	'scripts/regen-patches --tree' 'scripts/bench --runs' 'scripts/mutation-test --only' \
+	'scripts/fresh-machine --dir' 'initramfs/build --env'; do
+	# shellcheck disable=SC2086  # split into command and option
+	"$ROOT"/$cmd >"$tmp/o" 2>&1
+	expect "$cmd with no value exits 2" [ $? = 2 ]
+	expect "... and says the value is missing" grep -q -e 'needs a\(n argument\| value\)' "$tmp/o"
+done
+"$ROOT/scripts/run" --out '' >/dev/null 2>&1
+expect "scripts/run --out '' is a usage error" [ $? = 2 ]
+
 "$ROOT/scripts/run" --accel warp >/dev/null 2>&1
 expect "scripts/run --accel warp is a usage error" [ $? = 2 ]
 "$ROOT/scripts/run" --timeout soon >/dev/null 2>&1
