@@ -222,27 +222,36 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
-    def common(p: argparse.ArgumentParser, formats: Sequence[str], default: str) -> None:
+    def common(p: argparse.ArgumentParser, formats: Sequence[str], default: str, *,
+               output: bool = True, color: bool = True, slowest: bool = True) -> None:
+        """The options of the commands that read an INPUT; each command
+        takes only those it uses."""
         p.add_argument("input", metavar="INPUT", help="trace.dat, trace-cmd report text, dmesg, or -")
-        p.add_argument("--format", choices=formats, default=default,
-                       help=f"output format (default {default})")
-        p.add_argument("-o", "--output", metavar="FILE", help="write the result here, not stdout")
-        p.add_argument("--color", choices=("auto", "always", "never"), default="auto",
-                       help="colour the text output (auto: only on a terminal)")
-        p.add_argument("--slowest", type=int, default=10, metavar="N",
-                       help="how many slowest calls to list (default 10)")
+        if len(formats) > 1:
+            p.add_argument("--format", choices=formats, default=default,
+                           help=f"output format (default {default})")
+        else:
+            p.set_defaults(format=default)
+        if output:
+            p.add_argument("-o", "--output", metavar="FILE", help="write the result here, not stdout")
+        if color:
+            p.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                           help="colour the text output (auto: only on a terminal)")
+        if slowest:
+            p.add_argument("--slowest", type=int, default=10, metavar="N",
+                           help="how many slowest calls to list (default 10)")
         p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
 
     fmt = argparse.RawDescriptionHelpFormatter
     p = sub.add_parser("parse", help="read the input and list what it holds",
                        description="Count the events, gaps and unreadable lines of INPUT. "
                                    "Exit 1 if it has gaps or unreadable lines.")
-    common(p, ("text", "json"), "text")
+    common(p, ("text", "json"), "text", color=False, slowest=False)
     p.set_defaults(func=cmd_parse)
     p = sub.add_parser("check", help="run the named invariants", formatter_class=fmt,
                        description="Run every check; --format json prints the verdict.\n\n"
                                    "checks:\n" + CHECK_LIST)
-    common(p, ("text", "json"), "text")
+    common(p, ("text", "json"), "text", slowest=False)
     p.set_defaults(func=cmd_check)
     for name, default, helptext in (
             ("timeline", "text", "render the timeline (text, json, chrome, html)"),
@@ -255,25 +264,27 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Write NAME.timeline.txt, NAME.timeline.html, NAME.chrome.json,\n"
                                    "NAME.timeline.json and NAME.verdict.json into --out-dir and "
                                    "print the\nslowest calls, the checks and the verdict.")
-    common(p, ("text",), "text")
-    p.add_argument("--out-dir", required=True, metavar="DIR")
+    common(p, ("text",), "text", output=False)
+    p.add_argument("--out-dir", required=True, metavar="DIR", help="the folder to write into")
     p.add_argument("--name", metavar="NAME", help="file name prefix (default: input's base name)")
     p.set_defaults(func=cmd_report)
     p = sub.add_parser("bench", help="measure parse speed (events/s) on a large capture",
                        description="Generate a >= --events synthetic trace (or take --dat, "
                                    "timing `trace-cmd report` on it) and time the analysis.")
-    p.add_argument("--events", type=int, default=1_000_000, metavar="N")
+    p.add_argument("--events", type=int, default=1_000_000, metavar="N",
+                   help="events in the synthetic trace, without --dat (default 1000000)")
     p.add_argument("--dat", metavar="FILE", help="a real trace.dat to time trace-cmd report on")
-    p.add_argument("--format", choices=("text", "json"), default="text")
-    p.add_argument("-o", "--output", metavar="FILE")
-    p.add_argument("-q", "--quiet", action="store_true")
+    p.add_argument("--format", choices=("text", "json"), default="text",
+                   help="output format (default text)")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the result here, not stdout")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(func=cmd_bench)
     p = sub.add_parser("synth", help="print a synthetic capture (trace-cmd report format)")
     p.add_argument("scenario", choices=sorted(SCENARIOS) + ["large"])
     p.add_argument("--events", type=int, default=1_000_000, metavar="N",
-                   help="events for the 'large' scenario")
-    p.add_argument("-o", "--output", metavar="FILE")
-    p.add_argument("-q", "--quiet", action="store_true")
+                   help="events for the 'large' scenario (default 1000000)")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the capture here, not stdout")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     p.set_defaults(func=cmd_synth)
     return parser
 
