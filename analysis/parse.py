@@ -189,10 +189,6 @@ def _trace_cmd_report_lines(path: str) -> Iterator[str]:
         raise InputError(f"{path}: trace-cmd report printed nothing{why}")
 
 
-def _run_trace_cmd_report(path: str) -> str:
-    return "".join(_trace_cmd_report_lines(path))
-
-
 @dataclass(frozen=True)
 class InputLines:
     """An opened input: its name and its lines (each with its ``\\n``)."""
