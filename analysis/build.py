@@ -139,6 +139,15 @@ INITCALL_START_RE = re.compile(r"func=(\S+)\s*$")
 INITCALL_FINISH_RE = re.compile(r"func=(\S+) ret=(-?\d+)\s*$")
 """initcall_finish fields.  Example: ``func=init_sigframe_size+0x0 ret=0``"""
 
+
+def _parse_initcall_fields(text: str, rx: re.Pattern[str]) -> tuple[str, int]:
+    """(func, ret) of an initcall_start (ret 0) or initcall_finish event;
+    ("", 0) when the fields do not parse."""
+    m = rx.match(text)
+    if m is None:
+        return ("", 0)
+    return (m.group(1), int(m.group(2)) if rx.groups > 1 else 0)
+
 LEVEL_RE = re.compile(r"level=(\S+)\s*$")
 """initcall_level fields.  Example: ``level=core``"""
 
@@ -341,18 +350,17 @@ class _Builder:
         self.level_names.append(self.level)
 
     def initcall_start_handler(self) -> Callable[[Event], None]:
-        # func= repeats from one load of a module to the next: memoized
-        # ("" for fields that do not parse).
-        memo: dict[str, str] = {}
+        # func= repeats from one load of a module to the next: memoized.
+        memo: dict[str, tuple[str, int]] = {}
         stacks = self.stacks
         module_of_pid = self.module_of_pid
 
         def on_initcall_start(ev: Event) -> None:
             info = ev.info
-            func = memo.get(info)
-            if func is None:
-                m = INITCALL_START_RE.match(info)
-                func = _memoize(memo, info, m.group(1) if m else "")
+            fields = memo.get(info)
+            if fields is None:
+                fields = _memoize(memo, info, _parse_initcall_fields(info, INITCALL_START_RE))
+            func = fields[0]
             if not func:
                 self.bad_fields(ev)
                 return
@@ -369,7 +377,7 @@ class _Builder:
         return on_initcall_start
 
     def initcall_finish_handler(self) -> Callable[[Event], None]:
-        memo: dict[str, tuple[str, int]] = {}  # ("", 0): fields that do not parse
+        memo: dict[str, tuple[str, int]] = {}
         stacks = self.stacks
         spans = self.spans
 
@@ -377,8 +385,7 @@ class _Builder:
             info = ev.info
             fields = memo.get(info)
             if fields is None:
-                m = INITCALL_FINISH_RE.match(info)
-                fields = _memoize(memo, info, (m.group(1), int(m.group(2))) if m else ("", 0))
+                fields = _memoize(memo, info, _parse_initcall_fields(info, INITCALL_FINISH_RE))
             func, ret = fields
             if not func:
                 self.bad_fields(ev)
