@@ -9,7 +9,12 @@ scripts/bench records in the guest), two things are timed in one run:
   it: trace-cmd prints in a child process while the lines are parsed and
   built into spans as they arrive (two CPUs), then every check runs.
 
-The parse stage alone is timed too, on the same text held in memory.
+The parse stage alone is timed too, on the same text held in memory, and
+so is a floor: the same streaming from ``trace-cmd report`` through a loop
+that only matches each line, converts its timestamp and pushes or pops a
+per-task stack, with no fields, spans or checks.  No analysis in CPython
+that reads trace-cmd's text can be faster than that loop, so its ratio to
+``trace-cmd report`` bounds what any rewrite could reach on this machine.
 Without ``--dat`` the capture is synthetic (analysis/synth.py, >= 1M event
 lines in trace-cmd's exact format) and only the analysis is timed.
 """
@@ -25,7 +30,14 @@ from analysis.build import build_capture
 from analysis.checks import run_checks
 from analysis.load import gc_paused, load_capture
 from analysis.model import ParsedInput
-from analysis.parse import TRACE_CMD_REPORT_ARGS, InputError, parse_text, read_input
+from analysis.parse import (
+    FAST_LINE_RE,
+    TRACE_CMD_REPORT_ARGS,
+    InputError,
+    open_input,
+    parse_text,
+    read_input,
+)
 from analysis.synth import large_trace_lines
 
 
@@ -78,6 +90,34 @@ def time_trace_cmd(dat: str) -> float:
     return elapsed
 
 
+def time_floor(dat: str) -> tuple[int, float]:
+    """The least any analysis of trace-cmd's text must do, streamed as
+    :func:`analysis.load.load_capture` streams it: match each line, convert
+    its timestamp, push a start onto its task's stack and pop on anything
+    else.  Returns (events matched, seconds)."""
+    with gc_paused():
+        t0 = time.perf_counter()
+        stacks: dict[str, list[int]] = {}
+        fast = FAST_LINE_RE.match
+        events = 0
+        with open_input(dat) as inp:
+            for line in inp.lines:
+                m = fast(line)
+                if m is None:
+                    continue
+                task, sec, frac, name, _info = m.groups()
+                ts = int(sec + frac)
+                stack = stacks.get(task)
+                if stack is None:
+                    stack = stacks[task] = []
+                if name.endswith("_start"):
+                    stack.append(ts)
+                elif stack:
+                    stack.pop()
+                events += 1
+        return events, time.perf_counter() - t0
+
+
 def time_dat(dat: str) -> dict[str, Any]:
     """The analysis of ``dat`` as the CLI runs it, end to end, plus the
     parse stage alone on the printed text."""
@@ -92,6 +132,8 @@ def time_dat(dat: str) -> dict[str, Any]:
     del cap, verdict
     text = read_input(dat).text
     _parsed, parse_s = _parse_only(text, dat)
+    del text, _parsed
+    floor_events, floor_s = time_floor(dat)
     return {
         "events": n,
         "lines": lines,
@@ -101,6 +143,8 @@ def time_dat(dat: str) -> dict[str, Any]:
         "parse_s": parse_s,
         "parse_events_per_s": n / parse_s if parse_s > 0 else 0.0,
         "total_events_per_s": n / (t2 - t0) if t2 > t0 else 0.0,
+        "floor_events": floor_events,
+        "floor_s": floor_s,
     }
 
 
@@ -112,6 +156,7 @@ def run_bench(events: int = 1_000_000, dat: Optional[str] = None) -> dict[str, A
         result["trace_cmd_report_s"] = time_trace_cmd(dat)
         result.update(time_dat(dat))
         result["analysis_over_trace_cmd"] = result["total_s"] / result["trace_cmd_report_s"]
+        result["floor_over_trace_cmd"] = result["floor_s"] / result["trace_cmd_report_s"]
     else:
         t0 = time.perf_counter()
         text = synthetic_text(events)
@@ -136,8 +181,12 @@ def format_bench(r: dict[str, Any]) -> str:
             f"overlapped {r['load_s']:.3f} s, checks {r['check_s']:.3f} s",
             f"parse alone (text in memory): {r['parse_s']:.3f} s "
             f"({r['parse_events_per_s']:,.0f} events/s)",
+            f"floor, streamed (match, timestamp, per-task stack; no fields, spans or checks): "
+            f"{r['floor_s']:.3f} s ({r['floor_events']:,} events)",
             f"ratio analysis/trace-cmd: {r['analysis_over_trace_cmd']:.2f} "
             f"(<= 1 means analysing is no slower than printing)",
+            f"ratio floor/trace-cmd: {r['floor_over_trace_cmd']:.2f} "
+            f"(the best any CPython analysis of trace-cmd's text could do here)",
         ]
     else:
         lines += [

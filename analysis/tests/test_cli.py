@@ -102,6 +102,21 @@ def test_small_bench(capsys: pytest.CaptureFixture[str]) -> None:
     assert r["events"] >= 2000 and r["verdict_ok"] is True and r["parse_events_per_s"] > 0
 
 
+def test_bench_on_a_real_dat_times_trace_cmd_the_analysis_and_the_floor(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    dat = os.path.join(FIX, "captured", "module-scenario.dat")
+    assert main(["bench", "-q", "--dat", dat, "--format", "json"]) == 0
+    r = json.loads(capsys.readouterr().out)
+    # The floor loop must have seen every event the parser saw: a floor
+    # that skipped lines would make the bound look lower than it is.
+    assert r["events"] == r["floor_events"] > 200
+    for key in ("trace_cmd_report_s", "total_s", "parse_s", "floor_s"):
+        assert r[key] > 0, key
+    assert r["floor_over_trace_cmd"] == r["floor_s"] / r["trace_cmd_report_s"]
+    assert main(["bench", "-q", "--dat", dat]) == 0
+    assert "ratio floor/trace-cmd: " in capsys.readouterr().out
+
+
 def test_synth_large_is_valid_trace(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["synth", "large", "--events", "3000", "-q"]) == 0
     text = capsys.readouterr().out

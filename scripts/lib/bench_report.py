@@ -373,6 +373,12 @@ def main(argv: list[str]) -> int:
                f"analysis {events / statistics.median(an.values):,.0f} events/s end to end, "
                f"parse only {statistics.median(a['parse_events_per_s'] for a in ana):,.0f} events/s"
                if tc.ok() and an.ok() else "incomplete", {"runs": ana})
+        floor = [float(a["floor_over_trace_cmd"]) for a in ana if a.get("floor_over_trace_cmd")]
+        if floor:
+            t.note("analysis floor (match, timestamp, stack; streamed) / trace-cmd report",
+                   f"{min(floor):.2f} / {statistics.median(floor):.2f} / {max(floor):.2f} "
+                   "(min / median / max): the bound for any CPython analysis of its text",
+                   {"floor_over_trace_cmd": floor})
 
     # 5. developer loop
     loop = {r[0]: r for r in runs if r[0].startswith("loop-")}
