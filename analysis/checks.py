@@ -447,6 +447,7 @@ def _notes(cap: Capture) -> tuple[str, ...]:
     if p.ignored:
         shown = ", ".join(f"{n} x{c}" for n, c in sorted(p.ignored.items()))
         notes.append(f"events not modelled, ignored: {shown}")
+    notes.extend(p.reordered)
     if p.fmt is InputFormat.DMESG:
         notes.append("dmesg input: no exit or unwind events; pair checks need a trace-cmd capture")
     durs = [s.duration_ns for s in cap.spans if s.duration_ns]

@@ -250,6 +250,9 @@ class ParsedInput:
     gaps: tuple[Gap, ...]
     problems: tuple[Problem, ...]
     ignored: Mapping[str, int]  # event name -> count, events the model skips
+    #: Runs of one timestamp in which a task's events, printed from two
+    #: CPUs, were put back in CPU order (see parse.untie_run); one line each.
+    reordered: tuple[str, ...] = ()
 
 
 # Module constants: in Python 3.11 ``Status.OK`` is a descriptor call, and

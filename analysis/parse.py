@@ -271,6 +271,51 @@ def _problem_or_gap(
         problems.append(Problem(lineno, text, "unrecognised line"))
 
 
+#: How far back :func:`untie_run` looks for a task's CPU before a tied run.
+_UNTIE_LOOKBACK = 100_000
+
+
+def untie_run(run: list[Event], before: list[Event]) -> Optional[str]:
+    """Put back in order the events of one timestamp that a task printed
+    from two CPUs; return a note saying what moved, or None.
+
+    ``trace-cmd report`` merges the per-CPU buffers by timestamp, and events
+    with equal timestamps come out CPU by CPU.  Within one CPU the order is
+    exact.  But the trace clock can stand still: under ``trace_clock=global``
+    a CPU whose clock runs behind gets the last time any CPU read, so a
+    task that moved from CPU 1 to CPU 0 prints its CPU 0 events first,
+    although it ran them after its CPU 1 events (a finish then seems to
+    close the wrong start).  A task runs on one CPU at a time, so its events
+    on the CPU it was on before the run (the last of ``before``) come first;
+    its other events keep their order after them.  Only that task's events
+    move, within the places they held; pid 0 is one idle task per CPU and
+    never moves.  ``run`` is changed in place.
+    """
+    cpus_of: dict[int, set[int]] = {}
+    for e in run:
+        cpus_of.setdefault(e.pid, set()).add(e.cpu)
+    moved: list[str] = []
+    for pid, cpus in cpus_of.items():
+        if len(cpus) < 2 or pid == 0:
+            continue
+        slots = [i for i, e in enumerate(run) if e.pid == pid]
+        first_cpu = next((e.cpu for e in reversed(before[-_UNTIE_LOOKBACK:]) if e.pid == pid), None)
+        if first_cpu is None or run[slots[0]].cpu == first_cpu:
+            continue  # nothing to go by, or already in that order
+        mine = sorted((run[i] for i in slots), key=lambda e: e.cpu != first_cpu)
+        for i, e in zip(slots, mine):
+            run[i] = e
+        order = " then ".join(str(c) for c in dict.fromkeys(e.cpu for e in mine))
+        lines = sorted(e.line for e in mine)
+        sec, ns = divmod(mine[0].ts_ns, 1_000_000_000)
+        moved.append(
+            f"lines {lines[0]}-{lines[-1]}: {len(mine)} events of {mine[0].comm}-{pid} share the "
+            f"timestamp {sec}.{ns:09d} on two or more CPUs; read as CPU {order}, since the task ran on "
+            f"CPU {first_cpu} before (a stalled trace clock; trace-cmd prints such ties CPU by CPU)"
+        )
+    return "; ".join(moved) if moved else None
+
+
 class TraceReportReader:
     """Reads ``trace-cmd report`` lines one at a time.
 
@@ -288,6 +333,7 @@ class TraceReportReader:
         self.ignored: Counter[str] = Counter()
         self.cpus: Optional[int] = None
         self.line_count = 0
+        self.reordered: list[str] = []
 
     def read(self, lines: Iterable[str]) -> Iterator[Event]:
         events = self.events
@@ -303,6 +349,10 @@ class TraceReportReader:
         names = _EVENT_NAMES
         scale = _FRACTION_SCALE
         new_event = tuple.__new__  # Event(...) without the NamedTuple wrapper
+        # Each event is held until the next one shows whether it shares its
+        # timestamp; a run of equal timestamps goes through untie_run().
+        held: Optional[Event] = None
+        tied: Optional[list[Event]] = None
         lineno = 0
         for raw in lines:
             lineno += 1
@@ -352,9 +402,34 @@ class TraceReportReader:
                         f"CPU {cpu} clock went backwards from line {prev[0]} ({prev[1]} ns) to {ts} ns")
                 )
             last_of_cpu[cpu] = event
-            append(event)
-            yield event
+            if tied is not None:
+                if ts == tied[0][1]:
+                    tied.append(event)
+                    continue
+                yield from self._release(tied)
+                tied = None
+            elif held is not None:
+                if ts == held[1]:
+                    tied = [held, event]
+                    held = None
+                    continue
+                append(held)
+                yield held
+            held = event
+        if tied is not None:
+            yield from self._release(tied)
+        elif held is not None:
+            append(held)
+            yield held
         self.line_count = lineno
+
+    def _release(self, run: list[Event]) -> list[Event]:
+        """A run of events with one timestamp, in the order they ran."""
+        note = untie_run(run, self.events)
+        if note is not None:
+            self.reordered.append(note)
+        self.events.extend(run)
+        return run
 
     def _other_line(self, lineno: int, raw: str) -> None:
         """A line that is not an event: the cpus= header, a lost-events
@@ -392,6 +467,7 @@ class TraceReportReader:
             gaps=tuple(self.gaps),
             problems=tuple(self.problems),
             ignored=dict(self.ignored),
+            reordered=tuple(self.reordered),
         )
 
 

@@ -146,3 +146,96 @@ def test_module_loads_without_module_events_then_with() -> None:
     units = [u for u in cap.units if u.origin == "ie_demo"]
     assert [u.instance for u in units] == [0, 1, 2]
     assert run_checks(cap).ok
+
+
+# --- a task's events at one timestamp on two CPUs (a stalled trace clock)
+
+def _ic(cpu: int, ts: int, what: str, func: str, pid: int = 1, comm: str = "swapper/0") -> str:
+    info = f"func={func}+0x0" + (" ret=0" if what == "finish" else "")
+    return format_line(comm, pid, cpu, ts, f"initcall_{what}", info)
+
+
+# pid 1 runs a on CPU 1, then b starts at T; it moves to CPU 0, b finishes
+# there and c starts, all at T; c finishes later on CPU 0.  trace-cmd prints
+# the tie CPU by CPU, so CPU 0's half of it comes first.
+T = 2_000_000_000
+MOVED_1_TO_0 = ["cpus=2\n",
+                _ic(1, T - 500, "start", "a"),
+                _ic(0, T, "finish", "b"),     # ran after line 5
+                _ic(0, T, "start", "c"),
+                _ic(1, T, "finish", "a"),
+                _ic(1, T, "start", "b"),
+                _ic(0, T + 900, "finish", "c")]
+
+
+def _funcs(text: str) -> list[tuple[str, str]]:
+    return [(e.name.value, e.info.split()[0]) for e in parse_text(text).events]
+
+
+def test_tie_across_cpus_is_read_in_the_order_the_task_ran() -> None:
+    p = parse_text("".join(MOVED_1_TO_0))
+    assert [e.line for e in p.events] == [2, 5, 6, 3, 4, 7]
+    assert (len(p.reordered) == 1 and "lines 3-6: 4 events of swapper/0-1" in p.reordered[0]
+            and "2.000000000" in p.reordered[0] and "CPU 1 then 0" in p.reordered[0])
+    cap = build_capture(p)
+    verdict = run_checks(cap)
+    assert verdict.ok and not cap.build_problems
+    assert {s.func: s.duration_ns for s in cap.spans} == {"a+0x0": 500, "b+0x0": 0, "c+0x0": 900}
+    assert any("share the timestamp" in n for n in verdict.notes)
+
+
+def test_tie_already_in_order_or_without_history_is_left_alone() -> None:
+    # Moved from CPU 0 to CPU 1: CPU 0's events come first, which is right.
+    in_order = ["cpus=2\n", _ic(0, T - 500, "start", "a"), _ic(0, T, "finish", "a"),
+                _ic(0, T, "start", "b"), _ic(1, T, "finish", "b"), _ic(1, T + 1, "start", "c")]
+    p = parse_text("".join(in_order))
+    assert [e.line for e in p.events] == [2, 3, 4, 5, 6] and p.reordered == ()
+    # The task's first events ever are the tie: nothing to go by, kept as printed.
+    first = ["cpus=2\n", _ic(0, T, "start", "a"), _ic(1, T, "finish", "a")]
+    p = parse_text("".join(first))
+    assert [e.line for e in p.events] == [2, 3] and p.reordered == ()
+
+
+def test_tie_moves_only_that_tasks_events_and_never_pid_0() -> None:
+    # Another task's event inside the tie keeps its place, and so do the
+    # idle tasks: pid 0 is one task per CPU, so two CPUs say nothing.
+    def idle(cpu: int, ts: int) -> str:
+        return format_line("<idle>", 0, cpu, ts, "initcall_level", "level=core")
+    lines = ["cpus=2\n",
+             idle(1, T - 900),                          # 2
+             _ic(1, T - 500, "start", "a"),            # 3
+             idle(0, T),                               # 4: pid 0, tied, CPU 0 first
+             _ic(0, T, "finish", "b"),                 # 5
+             _ic(0, T, "start", "c"),                  # 6
+             _ic(0, T, "start", "x", pid=7, comm="insmod"),  # 7
+             idle(1, T),                               # 8
+             _ic(1, T, "finish", "a"),                 # 9
+             _ic(1, T, "start", "b"),                  # 10
+             _ic(0, T + 900, "finish", "c")]           # 11
+    p = parse_text("".join(lines))
+    assert [e.line for e in p.events] == [2, 3, 4, 9, 10, 7, 8, 5, 6, 11]
+    assert len(p.reordered) == 1 and "4 events of swapper/0-1" in p.reordered[0]
+
+
+def test_tie_at_the_end_of_the_input_and_streamed_equal_whole() -> None:
+    # The run is released at the end of the input too; the streaming reader
+    # (what a trace.dat goes through) gives the same events as parse_text.
+    text = "".join(MOVED_1_TO_0[:-1])
+    p = parse_text(text)
+    assert [e.line for e in p.events] == [2, 5, 6, 3, 4] and len(p.reordered) == 1
+    streamed = load_capture("-", io.BytesIO(text.encode())).parsed
+    assert streamed.events == p.events and streamed.reordered == p.reordered
+
+
+def test_real_boot_with_a_stalled_clock() -> None:
+    # scripts/run's boot trace: pid 1 went from CPU 1 to CPU 0 while the
+    # global trace clock stood at 0.607443116.  Read as printed, the finish
+    # of genhd_device_init closed init_bio and acpi_init's 181 ms went to
+    # genhd_device_init.
+    path = os.path.join(os.path.dirname(__file__), "fixtures", "captured", "patched-boot-clock-tie.txt")
+    cap = load_capture(path)
+    assert not cap.build_problems and run_checks(cap).ok
+    dur = {s.func: s.duration_ns for s in cap.spans}
+    assert dur["acpi_init+0x0"] == 788_782_612 - 607_443_116
+    assert dur["genhd_device_init+0x0"] == 0 and dur["init_bio+0x0"] == 607_443_116 - 606_880_749
+    assert len(cap.parsed.reordered) == 1 and "lines 217-228: 12 events" in cap.parsed.reordered[0]
