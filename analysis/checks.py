@@ -296,6 +296,9 @@ def check_unwind_after_failure(cap: Capture) -> CheckResult:
     known = _known_exits(cap)
     findings = []
     any_unwind = False
+    # Succeeded inits before a failure whose pair shows no exit anywhere:
+    # the trace cannot tell "has no exit" from "its exit was not unwound".
+    unchecked: list[str] = []
     for u in cap.units:
         f = _first_failure(u)
         for ev in u.stray_unwinds:
@@ -312,6 +315,9 @@ def check_unwind_after_failure(cap: Capture) -> CheckResult:
         any_unwind = True
         assert f.idx is not None
         succeeded = _succeeded_before(u, f.idx, known)
+        blind = [f"#{i} {succeeded[i]}" for i in sorted(succeeded) if not _has_exit(known, u, i)]
+        if blind:
+            unchecked.append(f"{u.name()}: {', '.join(blind)}")
         exp_idx = sorted((i for i in succeeded if _has_exit(known, u, i)), reverse=True)
         actual = [e for e in u.exits if e.start.line > f.start.line]
         act_idx = [e.idx for e in actual]
@@ -352,9 +358,12 @@ def check_unwind_after_failure(cap: Capture) -> CheckResult:
                     name, f"{u.name()}: unwind event for #{e.idx} names the wrong failure: {shown}",
                     (e.unwind.quote(),) + _q(f)[1:2]))
     note = "" if any_unwind else "no failed pair init in the capture"
-    if any_unwind:
-        note = ("a pair's exit is known only once it ran somewhere in the capture; "
-                "load the module successfully and unload it too, to check completeness")
+    if unchecked:
+        shown = "; ".join(unchecked[:3]) + (f"; and {len(unchecked) - 3} more" if len(unchecked) > 3 else "")
+        note = (f"not checked: {shown} succeeded before the failure, but no exit of "
+                f"{'theirs' if len(unchecked) > 1 or ',' in unchecked[0] else 'its'} ran anywhere in the "
+                "capture, so the trace cannot tell whether there was one to unwind (load and unload "
+                "the module once in the same capture to check it)")
     return _result(name, findings, applicable=any_unwind, note=note)
 
 

@@ -190,7 +190,7 @@ def render_html(v: Verdict, slowest: int = 15, title: Optional[str] = None) -> s
                  "<th>meaning</th></tr>")
     for r in v.results:
         c = {CheckState.PASS: "ok", CheckState.FAIL: "fail", CheckState.SKIP: "skip"}[r.state]
-        note = f" ({r.note})" if r.note and r.state is CheckState.SKIP else ""
+        note = f" ({r.note})" if r.note else ""
         parts.append(f'<tr class="check {c}"><td class="{c}">{r.state.value.upper()}</td>'
                      f"<td><code>{_esc(r.name)}</code></td><td>{_esc(r.description + note)}</td></tr>")
     parts.append("</table>")

@@ -85,7 +85,7 @@ def render_checks(v: Verdict, paint: Painter) -> list[str]:
              CheckState.SKIP: paint("SKIP", "yellow")}
     for r in v.results:
         line = f"  {marks[r.state]} {r.name}: {r.description}"
-        if r.state is CheckState.SKIP and r.note:
+        if r.note:
             line += paint(f" ({r.note})", "dim")
         out.append(line)
         for f in r.findings:

@@ -121,3 +121,29 @@ def test_synth_large_is_valid_trace(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["synth", "large", "--events", "3000", "-q"]) == 0
     text = capsys.readouterr().out
     assert text.startswith("cpus=2\n") and text.count("\n") > 3000
+
+
+def test_unwind_that_cannot_be_checked_is_said_not_silently_passed(
+        capsys: pytest.CaptureFixture[str], tmp_path: object) -> None:
+    # A failed load whose exits never ran anywhere in the capture (a kernel
+    # that forgot to unwind, or pairs without exits: the trace cannot tell).
+    # The check cannot fail it, but it must say what it could not check.
+    with open(GOOD, encoding="utf-8") as f:
+        lines = f.readlines()[:20]
+    kept = [x for x in lines if "initexit_unwind:" not in x and "initexit_exit_" not in x]
+    path = os.path.join(str(tmp_path), "no-unwind.txt")
+    with open(path, "w", encoding="utf-8") as f:
+        f.writelines(kept)
+    assert main(["check", "-q", "--format", "json", path]) == 0
+    check = next(c for c in json.loads(capsys.readouterr().out)["checks"]
+                 if c["name"] == "unwind-after-failure")
+    assert check["state"] == "pass"
+    assert check["note"].startswith("not checked: module ie_demo")
+    assert "#0 demo_alloc_init, #1 demo_init succeeded before the failure" in check["note"]
+    assert main(["check", "-q", "--color", "never", path]) == 0
+    assert "(not checked: module ie_demo" in capsys.readouterr().out
+    # With the exits in the capture, nothing is left unchecked.
+    assert main(["check", "-q", "--format", "json", GOOD]) == 0
+    check = next(c for c in json.loads(capsys.readouterr().out)["checks"]
+                 if c["name"] == "unwind-after-failure")
+    assert check["state"] == "pass" and check["note"] == ""
