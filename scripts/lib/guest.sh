@@ -40,12 +40,17 @@ qemu_version() { qemu-system-x86_64 --version | sed -n '1s/^QEMU emulator versio
 
 # --------------------------------------------------------------- accelerator
 
+# The KVM device and the probe's time limit (tests/harness/45-accel.sh
+# points them at a fake).
+KVM_DEV=${INITEXIT_KVM_DEV:-/dev/kvm}
+KVM_PROBE_SECS=${INITEXIT_KVM_PROBE_SECS:-20}
+
 # kvm_works KERNEL : a short KVM boot (no initramfs: the kernel prints its
 # banner, panics on the missing root and QEMU exits) must reach the console
-# within 20 s. On some hosts /dev/kvm exists but a guest hangs before its
-# first line. The answer is cached until the host reboots.
+# within KVM_PROBE_SECS. On some hosts /dev/kvm exists but a guest hangs
+# before its first line. The answer is cached until the host reboots.
 kvm_works() {
-	local kernel=$1 key log rc
+	local kernel=$1 key log rc secs=$KVM_PROBE_SECS
 	local probe_file=${CACHE:?}/kvm-probe
 	key="$(cat /proc/sys/kernel/random/boot_id 2>/dev/null) $(uname -r) $(qemu_version)"
 	if [ -f "$probe_file" ] && [ "$(sed -n 1p "$probe_file")" = "$key" ]; then
@@ -55,20 +60,20 @@ kvm_works() {
 	fi
 	qemu_cmd kvm "$kernel" "console=ttyS0 earlyprintk=serial,ttyS0,115200 panic=-1"
 	if [ "$DRY_RUN" = 1 ]; then
-		show_cmd timeout -k 5 20 "${QEMU_CMD[@]}"
+		show_cmd timeout -k 5 "$secs" "${QEMU_CMD[@]}"
 		KVM_PROBE="not probed in a dry run: a real run boots the command above first, and uses TCG if it hangs"
 		return 0
 	fi
-	log "probing KVM with a 20 s boot"
+	log "probing KVM with a $secs s boot"
 	log=$(mktemp)
 	rc=0
-	show_cmd timeout -k 5 20 "${QEMU_CMD[@]}"
-	timeout -k 5 20 "${QEMU_CMD[@]}" </dev/null >"$log" 2>&1 || rc=$?
+	show_cmd timeout -k 5 "$secs" "${QEMU_CMD[@]}"
+	timeout -k 5 "$secs" "${QEMU_CMD[@]}" </dev/null >"$log" 2>&1 || rc=$?
 	local verdict
 	if grep -q 'Linux version' "$log"; then
 		verdict=works
 	elif [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
-		verdict="hangs (no console line within 20 s)"
+		verdict="hangs (no console line within $secs s)"
 	else
 		verdict="fails (qemu exit $rc: $(grep -m1 -i 'error\|fail' "$log" || tail -n1 "$log"))"
 	fi
@@ -89,10 +94,10 @@ choose_accel() {
 	kvm)
 		ACCEL=kvm ACCEL_NOTE="requested with --accel kvm" ;;
 	auto)
-		if [ ! -e /dev/kvm ]; then
-			ACCEL=tcg ACCEL_NOTE="no /dev/kvm"
-		elif [ ! -r /dev/kvm ] || [ ! -w /dev/kvm ]; then
-			ACCEL=tcg ACCEL_NOTE="/dev/kvm not usable by $(id -un) (add yourself to group kvm)"
+		if [ ! -e "$KVM_DEV" ]; then
+			ACCEL=tcg ACCEL_NOTE="no $KVM_DEV"
+		elif [ ! -r "$KVM_DEV" ] || [ ! -w "$KVM_DEV" ]; then
+			ACCEL=tcg ACCEL_NOTE="$KVM_DEV not usable by $(id -un) (add yourself to group kvm)"
 		elif kvm_works "$kernel"; then
 			ACCEL=kvm ACCEL_NOTE="KVM probe: $KVM_PROBE"
 		else
