@@ -49,30 +49,37 @@ class Pair:
         return f"{self.name}_exit"
 
 
+#: The test objects' origins: a built-in pair's origin is KBUILD_MODFILE,
+#: the object's path.  The neighbour's file has the same name as the unwind
+#: test's, so both have KBUILD_MODNAME "test_initexit_unwind" (what
+#: initcall_debug prints): only the origin keeps the failure out of it.
+ORDER = "lib/test_initexit_order"
+UNWIND = "lib/test_initexit_unwind"
+NEIGHBOUR = "lib/test_initexit_neighbour/test_initexit_unwind"
+
 #: Every built-in pair of a kernel built with CONFIG_TEST_INITEXIT_BOOT (the
-#: project's configuration declares no other): lib/test_initexit_order.c,
-#: test_initexit_unwind.c and test_initexit_neighbour.c of the lib test patch, in
-#: link order (lib/Makefile) and declaration order.  tests/kernel/
-#: test_reference.py ties this table to the patch.
+#: project's configuration declares no other): the three objects of the lib
+#: test patch, in link order (lib/Makefile) and declaration order.
+#: tests/kernel/test_reference.py ties this table to the patch.
 BUILTIN_PAIRS = (
-    Pair("test_initexit_order", "tio_dev_a", 0),
-    Pair("test_initexit_order", "tio_max", INT_MAX),
-    Pair("test_initexit_order", "tio_between", 750),
-    Pair("test_initexit_order", "tio_core", BAND_PRIO_ALL["core"]),
-    Pair("test_initexit_order", "tio_min", INT_MIN),
-    Pair("test_initexit_order", "tio_blacklist_me", 100),
-    Pair("test_initexit_order", "tio_past", 1600),
-    Pair("test_initexit_order", "tio_pre_core", -5200),
-    Pair("test_initexit_order", "tio_dev_b", 0),
-    Pair("test_initexit_order", "tio_core_plus", -4999),
-    Pair("test_initexit_unwind", "tiu3", 20),
-    Pair("test_initexit_unwind", "tiu0", -1200),
-    Pair("test_initexit_unwind", "tiu4", 1100),
-    Pair("test_initexit_unwind", "tiu1", -900),
-    Pair("test_initexit_unwind", "tiu2", 10),
-    Pair("test_initexit_neighbour", "tin0", -1100),
-    Pair("test_initexit_neighbour", "tin1", 15),
-    Pair("test_initexit_neighbour", "tin2", 1050),
+    Pair(ORDER, "tio_dev_a", 0),
+    Pair(ORDER, "tio_max", INT_MAX),
+    Pair(ORDER, "tio_between", 750),
+    Pair(ORDER, "tio_core", BAND_PRIO_ALL["core"]),
+    Pair(ORDER, "tio_min", INT_MIN),
+    Pair(ORDER, "tio_blacklist_me", 100),
+    Pair(ORDER, "tio_past", 1600),
+    Pair(ORDER, "tio_pre_core", -5200),
+    Pair(ORDER, "tio_dev_b", 0),
+    Pair(ORDER, "tio_core_plus", -4999),
+    Pair(UNWIND, "tiu3", 20),
+    Pair(UNWIND, "tiu0", -1200),
+    Pair(UNWIND, "tiu4", 1100),
+    Pair(UNWIND, "tiu1", -900),
+    Pair(UNWIND, "tiu2", 10),
+    Pair(NEIGHBOUR, "tin0", -1100),
+    Pair(NEIGHBOUR, "tin1", 15),
+    Pair(NEIGHBOUR, "tin2", 1050),
 )
 
 #: The kernel's sorted built-in table: ascending priority, ties in link
@@ -81,7 +88,7 @@ BUILTIN_TABLE = tuple(sorted(BUILTIN_PAIRS, key=lambda p: p.prio))
 
 #: lib/test_initexit_order.c, in the order the series promises: ascending
 #: priority, ties (tio_dev_a, tio_dev_b at 0) in declaration order.
-ORDER_EXPECTED = tuple((p.init, p.prio) for p in BUILTIN_TABLE if p.origin == "test_initexit_order")
+ORDER_EXPECTED = tuple((p.init, p.prio) for p in BUILTIN_TABLE if p.origin == ORDER)
 
 #: Stands for "any unsigned decimal" in an expected event (duration_ns is
 #: measured, not predicted).
@@ -183,7 +190,7 @@ Expected = tuple[str, dict[str, str]]
 def init_return(pair: Pair, fail_at: int = 2) -> int:
     """What a test pair's init returns: tiuN_init fails with -(200 + N) when
     N == test_initexit_unwind.fail_at (lib/test_initexit_unwind.c)."""
-    if pair.origin == "test_initexit_unwind" and pair.name == f"tiu{fail_at}":
+    if pair.origin == UNWIND and pair.name == f"tiu{fail_at}":
         return -(200 + fail_at)
     return 0
 
@@ -294,7 +301,7 @@ def check_builtin_order(events: list[Ev], blacklisted: frozenset[str] = frozense
     inside the band its priority belongs to, and every field of every event
     (path, origin, idx, prio, func, ret, duration_ns) is what the kernel must
     emit for the declared pairs; no exit ran."""
-    origin = "test_initexit_order"
+    origin = ORDER
     problems = []
     expected = [(f, p) for f, p in ORDER_EXPECTED if f not in blacklisted]
     starts = [e for e in events if e.name == "initexit_init_start" and e.fields.get("origin") == origin]
@@ -311,13 +318,14 @@ def check_builtin_unwind(events: list[Ev], fail_at: int = 2) -> list[str]:
     """test_initexit_unwind: inits 0..fail_at, the failing one returns
     -(200+fail_at), the earlier exits run in reverse as an unwind naming the
     failed pair (failed_idx, failed_prio, failed_func, error), later pairs
-    never run.  test_initexit_neighbour: all three inits ran, no exit.
+    never run.  The neighbour (same KBUILD_MODNAME, another object): all
+    three inits ran, no exit.
     Every field of every event is compared, and each init in its band."""
     plan, _ = boot_plan(fail_at=fail_at)
     problems = []
-    for origin in ("test_initexit_unwind", "test_initexit_neighbour"):
+    for origin in (UNWIND, NEIGHBOUR):
         problems += compare_events(origin, events_of(events, origin), expected_of(plan, origin))
-    problems += _band_problems(events, ("test_initexit_unwind", "test_initexit_neighbour"))
+    problems += _band_problems(events, (UNWIND, NEIGHBOUR))
     return problems
 
 
@@ -456,6 +464,10 @@ def check_initcall_debug(dmesg: str) -> list[str]:
         problems.append(f"{len(bare_lines)} initcall_debug lines without prio=/origin=, e.g. {bare_lines[:2]}")
     if not any("tio_core_init" in line and "prio=-5000 origin=test_initexit_order" in line for line in calling):
         problems.append("no 'calling tio_core_init ... prio=-5000 origin=test_initexit_order' line")
+    # The neighbour's pairs: initcall_debug prints KBUILD_MODNAME, which it
+    # shares with lib/test_initexit_unwind.c; the trace has the path.
+    if not any("tin0_init" in line and "origin=test_initexit_unwind" in line for line in calling):
+        problems.append("no 'calling tin0_init ... origin=test_initexit_unwind' line (KBUILD_MODNAME)")
     if not any(" origin=workqueue" in line or " origin=ksysfs" in line for line in calling):
         problems.append("classic initcalls show no origin from their KBUILD_MODNAME (CONFIG_KALLSYMS_ALL?)")
     return problems

@@ -58,7 +58,7 @@ def test_every_builtin_pair_is_accounted_for() -> None:
 def test_boot_finished_after_builtin_failure() -> None:
     d = run_dir("INITEXIT_RUN_DIR")
     dmesg = (d / "dmesg.txt").read_text(errors="replace")
-    assert "initexit: test_initexit_unwind: tiu2_init (prio 10) failed with -202" in dmesg
+    assert f"initexit: {bootcheck.UNWIND}: tiu2_init (prio 10) failed with -202" in dmesg
     assert "Run /init as init process" in dmesg
 
 

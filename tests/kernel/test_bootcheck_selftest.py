@@ -113,13 +113,13 @@ def test_unwind_check_passes_on_real_capture() -> None:
 def test_unwind_check_catches_forward_unwind() -> None:
     report = text(PATCHED)
     # Exchange the unwind blocks of tiu1 and tiu0: exits in forward order.
-    bad = swap_lines(report, "initexit_unwind:      path=boot origin=test_initexit_unwind", "func=tiu0_exit failed_idx")
-    bad = swap_lines(bad, "exit_start:  path=boot origin=test_initexit_unwind", "func=tiu0_exit reason=unwind")
+    bad = swap_lines(report, "initexit_unwind:      path=boot origin=lib/test_initexit_unwind", "func=tiu0_exit failed_idx")
+    bad = swap_lines(bad, "exit_start:  path=boot origin=lib/test_initexit_unwind", "func=tiu0_exit reason=unwind")
     assert bootcheck.check_builtin_unwind(evs(bad)) != []
 
 
 def test_unwind_check_catches_missing_unwind() -> None:
-    bad = drop_lines(text(PATCHED), r"origin=test_initexit_unwind .*func=tiu0_exit")
+    bad = drop_lines(text(PATCHED), r"origin=lib/test_initexit_unwind .*func=tiu0_exit")
     assert bootcheck.check_builtin_unwind(evs(bad)) != []
 
 
@@ -233,7 +233,7 @@ def test_unwind_check_catches_wrong_field(event: str, func: str, field: str, val
 def test_unwind_check_catches_wrong_func() -> None:
     bad = set_field(text(PATCHED), "func", "tiu2_exit", "initexit_exit_finish:", "func=tiu1_exit")
     problems = bootcheck.check_builtin_unwind(evs(bad))
-    assert any(p.startswith("test_initexit_unwind events:") for p in problems), problems
+    assert any(p.startswith("lib/test_initexit_unwind events:") for p in problems), problems
 
 
 def test_unwind_check_catches_missing_field() -> None:
@@ -244,19 +244,19 @@ def test_unwind_check_catches_missing_field() -> None:
 
 def test_unwind_check_catches_wrong_origin() -> None:
     # The unwind of tiu0 reported as the neighbour's: both objects are wrong.
-    bad = set_field(text(PATCHED), "origin", "test_initexit_neighbour", "initexit_unwind:", "func=tiu0_exit")
+    bad = set_field(text(PATCHED), "origin", "lib/test_initexit_neighbour/test_initexit_unwind", "initexit_unwind:", "func=tiu0_exit")
     problems = bootcheck.check_builtin_unwind(evs(bad))
-    assert any(p.startswith("test_initexit_unwind events:") for p in problems), problems
-    assert any(p.startswith("test_initexit_neighbour events:") for p in problems), problems
+    assert any(p.startswith("lib/test_initexit_unwind events:") for p in problems), problems
+    assert any(p.startswith("lib/test_initexit_neighbour/test_initexit_unwind events:") for p in problems), problems
 
 
 def test_order_check_catches_extra_exit() -> None:
     # A built-in object that did not fail must see no exit at boot.
     report = text(PATCHED)
     line = next(x for x in report.splitlines(keepends=True) if "exit_start:" in x and "func=tiu0_exit" in x)
-    extra = line.replace("test_initexit_unwind idx=4 prio=-1200 func=tiu0_exit", "test_initexit_order idx=17 prio=2147483647 func=tio_max_exit")
+    extra = line.replace("origin=lib/test_initexit_unwind idx=4 prio=-1200 func=tiu0_exit", "origin=lib/test_initexit_order idx=17 prio=2147483647 func=tio_max_exit")
     problems = bootcheck.check_builtin_order(evs(report + extra))
-    assert any(p.startswith("test_initexit_order events:") for p in problems), problems
+    assert any(p.startswith("lib/test_initexit_order events:") for p in problems), problems
 
 
 # --- every built-in pair the kernel ordered is accounted for ---
@@ -292,14 +292,14 @@ def test_pair_check_catches_unknown_pair() -> None:
     # A 19th built-in pair ran (and the kernel counted it).
     report = text(PATCHED)
     line = next(x for x in report.splitlines(keepends=True) if "init_start:" in x and "func=tio_max_init" in x)
-    extra = line.replace("origin=test_initexit_order idx=17", "origin=other idx=18")
+    extra = line.replace("origin=lib/test_initexit_order idx=17", "origin=other idx=18")
     dmesg = text("patched-dmesg.txt").replace("ordered 18 built-in", "ordered 19 built-in")
     problems = bootcheck.check_builtin_pairs(evs(report + extra), dmesg)
     assert any("expected idx=" in p for p in problems), problems
 
 
 def test_pair_check_catches_pairs_out_of_idx_order() -> None:
-    bad = swap_lines(text(PATCHED), "initexit_init_start:  path=boot origin=test_initexit_unwind idx=4",
-                     "initexit_init_start:  path=boot origin=test_initexit_neighbour idx=5")
+    bad = swap_lines(text(PATCHED), "initexit_init_start:  path=boot origin=lib/test_initexit_unwind idx=4",
+                     "initexit_init_start:  path=boot origin=lib/test_initexit_neighbour/test_initexit_unwind idx=5")
     problems = bootcheck.check_builtin_pairs(evs(bad), text("patched-dmesg.txt"))
     assert any(p.startswith("boot init_start idx order") for p in problems), problems

@@ -73,14 +73,20 @@ def test_builtin_pairs_match_the_series() -> None:
     consts = {"INT_MIN": bootcheck.INT_MIN, "INT_MAX": bootcheck.INT_MAX,
               "INITCALL_PRIO_CORE": bootcheck.BAND_PRIO["core"]}
     declared: list[tuple[str, str, int]] = []
-    for origin, macro, prefix in (("test_initexit_order", "BOOT_PAIR", ""),
-                                  ("test_initexit_unwind", "UNWIND_PAIR", "tiu"),
-                                  ("test_initexit_neighbour", "NEIGHBOUR_PAIR", "tin")):
+    for origin, macro, prefix in ((bootcheck.ORDER, "BOOT_PAIR", ""),
+                                  (bootcheck.UNWIND, "UNWIND_PAIR", "tiu"),
+                                  (bootcheck.NEIGHBOUR, "NEIGHBOUR_PAIR", "tin")):
         for m in re.finditer(rf"^\+{macro}\((\w+), (-?\w+)\);$", text, re.M):
             prio = consts[m.group(2)] if m.group(2) in consts else int(m.group(2))
             declared.append((origin, prefix + m.group(1), prio))
     assert [(p.origin, p.name, p.prio) for p in bootcheck.BUILTIN_PAIRS] == declared
-    assert "test_initexit_order.o \\\n+\t\t\t\t    test_initexit_unwind.o \\\n+\t\t\t\t    test_initexit_neighbour.o" in text
+    assert "test_initexit_order.o \\\n+\t\t\t\t    test_initexit_unwind.o \\\n+\t\t\t\t    test_initexit_neighbour/" in text
+    # Each origin is a file of the patch: KBUILD_MODFILE is its path without ".c".
+    for origin in (bootcheck.ORDER, bootcheck.UNWIND, bootcheck.NEIGHBOUR):
+        assert f"+++ b/{origin}.c\n" in text, origin
+    # The neighbour shares the unwind test's KBUILD_MODNAME (its file name).
+    assert bootcheck.NEIGHBOUR.rsplit("/", 1)[1] == bootcheck.UNWIND.rsplit("/", 1)[1]
+    assert "+obj-y += test_initexit_unwind.o\n" in text
 
 
 # --- the guest-versus-reference comparison (test_boot.py) fails on drift ---
