@@ -212,13 +212,13 @@ class _UnitBuilder:
     unloaded: bool = False
     closed: bool = False
 
-    def freeze(self, stray: tuple[Event, ...]) -> Unit:
+    def freeze(self, stray: tuple[Event, ...], order: Callable[[Span], int]) -> Unit:
         return Unit(
             path=self.path,
             origin=self.origin,
             instance=self.instance,
-            inits=tuple(sorted(self.inits, key=_START_LINE)),
-            exits=tuple(sorted(self.exits, key=_START_LINE)),
+            inits=tuple(sorted(self.inits, key=order)),
+            exits=tuple(sorted(self.exits, key=order)),
             load=self.load,
             free=self.free,
             stray_unwinds=stray,
@@ -627,13 +627,22 @@ class _Builder:
         stray_by_unit: dict[int, list[Event]] = dict(self.stray_unwinds)
         for (path, origin, _idx), ev in self.pending_unwind.items():
             stray_by_unit.setdefault(id(self.units.get((path, origin))), []).append(ev)
-        units = tuple(u.freeze(tuple(stray_by_unit.get(id(u), ()))) for u in self.all_units)
+        # Spans in the order their starts ran: by line, unless a tie across
+        # CPUs was put in order (ParsedInput.moved; rare, and then slower).
+        moved = parsed.moved
+        order: Callable[[Span], int] = _START_LINE
+        if moved:
+            def order(s: Span) -> int:
+                line = s.start.line
+                return moved.get(line, line)
+        units = tuple(u.freeze(tuple(stray_by_unit.get(id(u), ())), order) for u in self.all_units)
         orphans = [e for k, evs in stray_by_unit.items()
                    if k not in {id(u) for u in self.all_units} for e in evs]
         for e in orphans:
             self.finding("initexit_unwind for a pair never seen", e)
-        # By (start time, start line): two stable sorts with C-level keys.
-        spans = sorted(self.spans, key=_START_LINE)
+        # By (start time, start position): two stable sorts, C-level keys
+        # when nothing was moved.
+        spans = sorted(self.spans, key=order)
         spans.sort(key=_START_TS)
         return Capture(
             parsed=parsed,

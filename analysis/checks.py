@@ -244,8 +244,9 @@ def check_no_init_after_failure(cap: Capture) -> CheckResult:
         if f is None:
             continue
         any_failure = True
+        after = cap.parsed.position(f.start)
         for s in u.inits:
-            if s.start.line > f.start.line:
+            if cap.parsed.position(s.start) > after:
                 findings.append(Finding(
                     name, f"{u.name()}: init #{s.idx} {s.func} ran after #{f.idx} {f.func} failed "
                           f"with {f.ret}", _q(f) + _q(s)[:1]))
@@ -298,7 +299,7 @@ def check_unwind_after_failure(cap: Capture) -> CheckResult:
     any_unwind = False
     # Succeeded inits before a failure whose pair shows no exit anywhere:
     # the trace cannot tell "has no exit" from "its exit was not unwound".
-    unchecked: list[str] = []
+    unchecked: list[tuple[Unit, list[str]]] = []
     for u in cap.units:
         f = _first_failure(u)
         for ev in u.stray_unwinds:
@@ -317,9 +318,10 @@ def check_unwind_after_failure(cap: Capture) -> CheckResult:
         succeeded = _succeeded_before(u, f.idx, known)
         blind = [f"#{i} {succeeded[i]}" for i in sorted(succeeded) if not _has_exit(known, u, i)]
         if blind:
-            unchecked.append(f"{u.name()}: {', '.join(blind)}")
+            unchecked.append((u, blind))
         exp_idx = sorted((i for i in succeeded if _has_exit(known, u, i)), reverse=True)
-        actual = [e for e in u.exits if e.start.line > f.start.line]
+        after = cap.parsed.position(f.start)
+        actual = [e for e in u.exits if cap.parsed.position(e.start) > after]
         act_idx = [e.idx for e in actual]
         if exp_idx != act_idx:
             extra = [e for e in actual if e.idx not in succeeded]
@@ -359,12 +361,22 @@ def check_unwind_after_failure(cap: Capture) -> CheckResult:
                     (e.unwind.quote(),) + _q(f)[1:2]))
     note = "" if any_unwind else "no failed pair init in the capture"
     if unchecked:
-        shown = "; ".join(unchecked[:3]) + (f"; and {len(unchecked) - 3} more" if len(unchecked) > 3 else "")
-        note = (f"not checked: {shown} succeeded before the failure, but no exit of "
-                f"{'theirs' if len(unchecked) > 1 or ',' in unchecked[0] else 'its'} ran anywhere in the "
-                "capture, so the trace cannot tell whether there was one to unwind (load and unload "
-                "the module once in the same capture to check it)")
+        note = _unchecked_note(unchecked)
     return _result(name, findings, applicable=any_unwind, note=note)
+
+
+def _unchecked_note(unchecked: list[tuple[Unit, list[str]]]) -> str:
+    """What unwind-after-failure could not check, in one sentence."""
+    parts = [f"{u.name()}: {', '.join(blind)}" for u, blind in unchecked[:3]]
+    if len(unchecked) > 3:
+        parts.append(f"and {len(unchecked) - 3} more")
+    one = len(unchecked) == 1 and len(unchecked[0][1]) == 1
+    what = "its exit never ran" if one else "none of their exits ran"
+    text = (f"not checked: {'; '.join(parts)} succeeded before the failure, but {what} anywhere "
+            "in the capture, so the trace cannot tell whether there was one to unwind")
+    if any(u.path is CallPath.MODULE for u, _ in unchecked):
+        text += " (unload the module once in the same capture to show its exits)"
+    return text
 
 
 def check_unload_reverse(cap: Capture) -> CheckResult:
@@ -456,7 +468,9 @@ def _notes(cap: Capture) -> tuple[str, ...]:
     if p.ignored:
         shown = ", ".join(f"{n} x{c}" for n, c in sorted(p.ignored.items()))
         notes.append(f"events not modelled, ignored: {shown}")
-    notes.extend(p.reordered)
+    notes.extend(p.reordered[:MAX_QUOTES])
+    if len(p.reordered) > MAX_QUOTES:
+        notes.append(f"and {len(p.reordered) - MAX_QUOTES} more runs of tied events put in order")
     if p.fmt is InputFormat.DMESG:
         notes.append("dmesg input: no exit or unwind events; pair checks need a trace-cmd capture")
     durs = [s.duration_ns for s in cap.spans if s.duration_ns]

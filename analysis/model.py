@@ -253,6 +253,15 @@ class ParsedInput:
     #: Runs of one timestamp in which a task's events, printed from two
     #: CPUs, were put back in CPU order (see parse.untie_run); one line each.
     reordered: tuple[str, ...] = ()
+    #: For each event so moved: its line -> the line whose place it took.
+    #: Events are in the order they ran by ``moved.get(line, line)``, not
+    #: by ``line``; quotes keep the real line.
+    moved: Mapping[int, int] = field(default_factory=dict)
+
+    def position(self, ev: Event) -> int:
+        """Where ``ev`` ran among the events: its line, or the line of the
+        place it was moved to."""
+        return self.moved.get(ev.line, ev.line)
 
 
 # Module constants: in Python 3.11 ``Status.OK`` is a descriptor call, and

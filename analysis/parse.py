@@ -119,7 +119,8 @@ Example::
     [    0.225390] initcall init_sigframe_size+0x0/0x30 returned 0 after 12 usecs
 """
 
-_EVENT_NAMES: dict[str, EventName] = {
+#: The trace events the model reads, by name; others are counted as ignored.
+EVENT_NAMES: dict[str, EventName] = {
     e.value: e for e in EventName if e not in (EventName.DMESG_CALLING, EventName.DMESG_RETURNED)
 }
 
@@ -275,7 +276,15 @@ def _problem_or_gap(
 _UNTIE_LOOKBACK = 100_000
 
 
-def untie_run(run: list[Event], before: list[Event]) -> Optional[str]:
+def _last_cpu_of(pid: int, events: list[Event]) -> Optional[int]:
+    """The CPU of ``pid``'s last event among the last _UNTIE_LOOKBACK."""
+    for i in range(len(events) - 1, max(-1, len(events) - 1 - _UNTIE_LOOKBACK), -1):
+        if events[i].pid == pid:
+            return events[i].cpu
+    return None
+
+
+def untie_run(run: list[Event], before: list[Event], moved: dict[int, int]) -> Optional[str]:
     """Put back in order the events of one timestamp that a task printed
     from two CPUs; return a note saying what moved, or None.
 
@@ -289,31 +298,34 @@ def untie_run(run: list[Event], before: list[Event]) -> Optional[str]:
     on the CPU it was on before the run (the last of ``before``) come first;
     its other events keep their order after them.  Only that task's events
     move, within the places they held; pid 0 is one idle task per CPU and
-    never moves.  ``run`` is changed in place.
+    never moves.  ``run`` is changed in place, and ``moved`` gets each moved
+    event's line -> the line of the place it took (ParsedInput.moved).
     """
     cpus_of: dict[int, set[int]] = {}
     for e in run:
         cpus_of.setdefault(e.pid, set()).add(e.cpu)
-    moved: list[str] = []
+    notes: list[str] = []
     for pid, cpus in cpus_of.items():
         if len(cpus) < 2 or pid == 0:
             continue
         slots = [i for i, e in enumerate(run) if e.pid == pid]
-        first_cpu = next((e.cpu for e in reversed(before[-_UNTIE_LOOKBACK:]) if e.pid == pid), None)
+        first_cpu = _last_cpu_of(pid, before)
         if first_cpu is None or run[slots[0]].cpu == first_cpu:
             continue  # nothing to go by, or already in that order
         mine = sorted((run[i] for i in slots), key=lambda e: e.cpu != first_cpu)
         for i, e in zip(slots, mine):
+            if e.line != run[i].line:
+                moved[e.line] = run[i].line
             run[i] = e
         order = " then ".join(str(c) for c in dict.fromkeys(e.cpu for e in mine))
         lines = sorted(e.line for e in mine)
         sec, ns = divmod(mine[0].ts_ns, 1_000_000_000)
-        moved.append(
+        notes.append(
             f"lines {lines[0]}-{lines[-1]}: {len(mine)} events of {mine[0].comm}-{pid} share the "
             f"timestamp {sec}.{ns:09d} on two or more CPUs; read as CPU {order}, since the task ran on "
             f"CPU {first_cpu} before (a stalled trace clock; trace-cmd prints such ties CPU by CPU)"
         )
-    return "; ".join(moved) if moved else None
+    return "; ".join(notes) if notes else None
 
 
 class TraceReportReader:
@@ -334,6 +346,7 @@ class TraceReportReader:
         self.cpus: Optional[int] = None
         self.line_count = 0
         self.reordered: list[str] = []
+        self.moved: dict[int, int] = {}
 
     def read(self, lines: Iterable[str]) -> Iterator[Event]:
         events = self.events
@@ -346,7 +359,7 @@ class TraceReportReader:
         last_of_cpu: dict[int, Event] = {}
         fast = FAST_LINE_RE.match
         match = TRACE_LINE_RE.match
-        names = _EVENT_NAMES
+        names = EVENT_NAMES
         scale = _FRACTION_SCALE
         new_event = tuple.__new__  # Event(...) without the NamedTuple wrapper
         # Each event is held until the next one shows whether it shares its
@@ -425,7 +438,7 @@ class TraceReportReader:
 
     def _release(self, run: list[Event]) -> list[Event]:
         """A run of events with one timestamp, in the order they ran."""
-        note = untie_run(run, self.events)
+        note = untie_run(run, self.events, self.moved)
         if note is not None:
             self.reordered.append(note)
         self.events.extend(run)
@@ -468,6 +481,7 @@ class TraceReportReader:
             problems=tuple(self.problems),
             ignored=dict(self.ignored),
             reordered=tuple(self.reordered),
+            moved=self.moved,
         )
 
 

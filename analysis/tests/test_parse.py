@@ -239,3 +239,49 @@ def test_real_boot_with_a_stalled_clock() -> None:
     assert dur["acpi_init+0x0"] == 788_782_612 - 607_443_116
     assert dur["genhd_device_init+0x0"] == 0 and dur["init_bio+0x0"] == 607_443_116 - 606_880_749
     assert len(cap.parsed.reordered) == 1 and "lines 217-228: 12 events" in cap.parsed.reordered[0]
+
+
+def _pair(cpu: int, ts: int, what: str, idx: int, func: str, *, path: str = "boot", origin: str = "lib/o",
+          extra: str = "", pid: int = 1) -> str:
+    info = f"path={path} origin={origin} idx={idx} prio={idx * 10} func={func}" + extra
+    comm = "swapper/0" if pid == 1 else "insmod"
+    return format_line(comm, pid, cpu, ts, f"initexit_{what}", info)
+
+
+def test_tied_pair_inits_are_checked_in_the_order_they_ran() -> None:
+    # Pair 2 started on CPU 0 after pairs 0 and 1 finished on CPU 1, all at
+    # one timestamp: printed first, it must still count as run third.
+    lines = ["cpus=2\n",
+             _pair(1, T - 500, "init_start", 0, "a_init"),
+             _pair(0, T, "init_start", 2, "c_init"),
+             _pair(1, T, "init_finish", 0, "a_init", extra=" ret=0 duration_ns=500"),
+             _pair(1, T, "init_start", 1, "b_init"),
+             _pair(1, T, "init_finish", 1, "b_init", extra=" ret=0 duration_ns=0"),
+             _pair(0, T + 900, "init_finish", 2, "c_init", extra=" ret=0 duration_ns=900")]
+    p = parse_text("".join(lines))
+    assert p.moved == {4: 3, 5: 4, 6: 5, 3: 6}
+    cap = build_capture(p)
+    (unit,) = cap.units
+    assert [s.idx for s in unit.inits] == [0, 1, 2]
+    assert [s.func for s in cap.spans] == ["a_init", "b_init", "c_init"]
+    verdict = run_checks(cap)
+    assert verdict.ok, [f.message for r in verdict.results for f in r.findings]
+
+
+def test_tied_failure_and_unwind_are_checked_in_the_order_they_ran() -> None:
+    # insmod ran pair 1's init on CPU 1, moved to CPU 0, where the init
+    # failed and pair 0 was unwound, all at one timestamp.
+    def mod(cpu: int, ts: int, what: str, idx: int, func: str, extra: str = "") -> str:
+        return _pair(cpu, ts, what, idx, func, path="module", origin="m", extra=extra, pid=5)
+    lines = ["cpus=2\n",
+             mod(1, T - 900, "init_start", 0, "a_init"),
+             mod(1, T - 800, "init_finish", 0, "a_init", extra=" ret=0 duration_ns=100"),
+             mod(0, T, "init_finish", 1, "b_init", extra=" ret=-5 duration_ns=0"),
+             mod(0, T, "unwind", 0, "a_exit", extra=" failed_idx=1 failed_prio=10 failed_func=b_init error=-5"),
+             mod(0, T, "exit_start", 0, "a_exit", extra=" reason=unwind"),
+             mod(1, T, "init_start", 1, "b_init"),
+             mod(0, T + 100, "exit_finish", 0, "a_exit", extra=" reason=unwind duration_ns=100")]
+    p = parse_text("".join(lines))
+    assert [e.line for e in p.events] == [2, 3, 7, 4, 5, 6, 8]
+    verdict = run_checks(build_capture(p))
+    assert verdict.ok, [f.message for r in verdict.results for f in r.findings]

@@ -17,7 +17,9 @@ echo x >>"$FAKE_CALLS"
 case "$FAKE_QEMU" in
 boots) echo "Linux version 6.12.118+ (fake)"; exit 0 ;;
 hangs) exec sleep 30 ;;
-fails) echo "Could not access KVM kernel module: No such file or directory" >&2; exit 1 ;;
+fails) echo "qemu-system-x86_64: starting the guest" >&2
+	echo "qemu-system-x86_64: error: failed to initialize kvm: Permission denied" >&2
+	echo "qemu-system-x86_64: exiting" >&2; exit 1 ;;
 esac
 SH
 chmod +x "$tmp/bin/qemu-system-x86_64"
@@ -52,8 +54,13 @@ expect "... with the loud banner" banner ": KVM probe: hangs"
 expect "... saying the timings are TCG's" grep -q "not KVM timings" "$tmp/err"
 
 r=$(probe fails "$tmp/kvm")
-expect "QEMU refuses KVM: TCG, quoting QEMU ($r)" \
-	[ "$r" = "tcg|KVM probe: fails (qemu exit 1: Could not access KVM kernel module: No such file or directory)" ]
+expect "QEMU refuses KVM: TCG, quoting QEMU's error line ($r)" \
+	[ "$r" = "tcg|KVM probe: fails (qemu exit 1: qemu-system-x86_64: error: failed to initialize kvm: Permission denied)" ]
+expect "... with the banner" banner ": KVM probe: fails"
+rm -f "$tmp/calls"
+r=$(probe fails "$tmp/kvm" "$tmp/cache-fails")
+expect "a cached refusal: TCG without probing again ($r)" calls_are 0
+expect "... and says it is the cached answer" [ "${r%% (delete *}" = "tcg|KVM probe: cached: fails (qemu exit 1: qemu-system-x86_64: error: failed to initialize kvm: Permission denied)" ]
 
 rm -f "$tmp/calls"
 r=$(probe boots "$tmp/no-such-kvm")
