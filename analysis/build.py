@@ -106,11 +106,21 @@ _MEMO_MAX = 1 << 16
 _T = TypeVar("_T")
 
 
-def _memoize(memo: dict[str, _T], text: str, value: _T) -> _T:
-    if len(memo) >= _MEMO_MAX:
-        memo.clear()
-    memo[text] = value
-    return value
+class _Memo(dict[str, _T]):
+    """Field strings -> their parse (always a non-empty tuple, so true), for
+    the handlers that run for nearly every event: ``get(text) or
+    add(text)`` with ``get, add = memo.get, memo.add`` looks a repeated
+    string up in C and parses a new one once.  Cleared at _MEMO_MAX."""
+
+    def __init__(self, parse: Callable[[str], _T]) -> None:
+        super().__init__()
+        self.parse = parse
+
+    def add(self, text: str) -> _T:
+        if len(self) >= _MEMO_MAX:
+            self.clear()
+        value = self[text] = self.parse(text)
+        return value
 
 
 def _parse_pair_fields(text: str, rx: re.Pattern[str], last: str) -> PairFields:
@@ -351,16 +361,13 @@ class _Builder:
 
     def initcall_start_handler(self) -> Callable[[Event], None]:
         # func= repeats from one load of a module to the next: memoized.
-        memo: dict[str, tuple[str, int]] = {}
+        memo = _Memo(lambda text: _parse_initcall_fields(text, INITCALL_START_RE))
+        get, add = memo.get, memo.add
         stacks = self.stacks
         module_of_pid = self.module_of_pid
 
         def on_initcall_start(ev: Event) -> None:
-            info = ev.info
-            fields = memo.get(info)
-            if fields is None:
-                fields = _memoize(memo, info, _parse_initcall_fields(info, INITCALL_START_RE))
-            func = fields[0]
+            func = (get(ev.info) or add(ev.info))[0]
             if not func:
                 self.bad_fields(ev)
                 return
@@ -377,16 +384,13 @@ class _Builder:
         return on_initcall_start
 
     def initcall_finish_handler(self) -> Callable[[Event], None]:
-        memo: dict[str, tuple[str, int]] = {}
+        memo = _Memo(lambda text: _parse_initcall_fields(text, INITCALL_FINISH_RE))
+        get, add = memo.get, memo.add
         stacks = self.stacks
         spans = self.spans
 
         def on_initcall_finish(ev: Event) -> None:
-            info = ev.info
-            fields = memo.get(info)
-            if fields is None:
-                fields = _memoize(memo, info, _parse_initcall_fields(info, INITCALL_FINISH_RE))
-            func, ret = fields
+            func, ret = get(ev.info) or add(ev.info)
             if not func:
                 self.bad_fields(ev)
                 return
@@ -455,15 +459,14 @@ class _Builder:
     # of the regex match it saves.
 
     def pair_start_handler(self, kind: SpanKind) -> Callable[[Event], None]:
-        memo: dict[str, PairFields] = {}
         rx, last = (PAIR_INIT_START_RE, "") if kind is _INIT else (PAIR_EXIT_START_RE, "reason")
+        memo = _Memo(lambda text: _parse_pair_fields(text, rx, last))
+        get, add = memo.get, memo.add
         stacks = self.stacks
 
         def on_pair_start(ev: Event) -> None:
             text = ev.info.rstrip()
-            f = memo.get(text)
-            if f is None:
-                f = _memoize(memo, text, _parse_pair_fields(text, rx, last))
+            f = get(text) or add(text)
             if f is _BAD:
                 self.bad_fields(ev)
                 return
@@ -486,17 +489,16 @@ class _Builder:
         return on_pair_start
 
     def pair_finish_handler(self, kind: SpanKind) -> Callable[[Event], None]:
-        memo: dict[str, PairFields] = {}
         rx, last = (_INIT_FINISH_HEAD_RE, "ret") if kind is _INIT else (_EXIT_FINISH_HEAD_RE, "reason")
+        memo = _Memo(lambda text: _parse_pair_fields(text, rx, last))
+        get, add = memo.get, memo.add
         stacks = self.stacks
         spans = self.spans
 
         def on_pair_finish(ev: Event) -> None:
             text, sep, d = ev.info.rpartition(_DURATION)
             d = d.rstrip()
-            f = memo.get(text) if sep and d.isascii() and d.isdigit() else _BAD
-            if f is None:
-                f = _memoize(memo, text, _parse_pair_fields(text, rx, last))
+            f = (get(text) or add(text)) if sep and d.isascii() and d.isdigit() else _BAD
             if f is _BAD:
                 self.bad_fields(ev)
                 return
