@@ -47,10 +47,13 @@ _new_span = tuple.__new__  # Span(...) positionally, without the keyword wrapper
 _START_LINE = attrgetter("start.line")
 _START_TS = attrgetter("start.ts_ns")
 
-PAIR_INIT_START_RE = re.compile(r"path=(\S*) origin=(\S*) idx=(\d+) prio=(-?\d+) func=(\S*)\s*$")
-"""initexit_init_start fields.
+PAIR_INIT_START_RE = re.compile(
+    r"path=(\S*) origin=(\S*) idx=(\d+) prio=(-?\d+) func=(\S*)(?: has_exit=([01]))?\s*$"
+)
+"""initexit_init_start fields; ``has_exit=`` is absent in captures from
+kernels before the field.
 
-Example: ``path=module origin=ie_demo idx=1 prio=10 func=demo_b_init``
+Example: ``path=module origin=ie_demo idx=1 prio=10 func=demo_b_init has_exit=1``
 """
 
 _INIT_FINISH_HEAD = r"path=(\S*) origin=(\S*) idx=(\d+) prio=(-?\d+) func=(\S*) ret=(-?\d+)"
@@ -92,7 +95,8 @@ _INIT_FINISH_HEAD_RE = re.compile(_INIT_FINISH_HEAD + "$")
 _EXIT_FINISH_HEAD_RE = re.compile(_EXIT_FINISH_HEAD + "$")
 
 #: Parsed pair fields: (path, origin, idx, prio, func, last) where last is
-#: the exit reason (exit events), the return value (init finish) or None.
+#: the exit reason (exit events), the return value (init finish), has_exit
+#: (init start: 0, 1, or None when the event has no such field).
 PairFields = tuple[CallPath, str, int, int, str, int | ExitReason | None]
 
 #: Field strings that failed to parse (a sentinel cached like a result).
@@ -125,7 +129,7 @@ class _Memo(dict[str, _T]):
 
 def _parse_pair_fields(text: str, rx: re.Pattern[str], last: str) -> PairFields:
     """Parse the repeating part of a pair event's fields.  ``last`` says
-    what the sixth group is: ``"reason"``, ``"ret"`` or ``""`` (none)."""
+    what the sixth group is: ``"reason"``, ``"ret"`` or ``"has_exit"``."""
     m = rx.match(text)
     if m is None:
         return _BAD
@@ -139,6 +143,8 @@ def _parse_pair_fields(text: str, rx: re.Pattern[str], last: str) -> PairFields:
         if tail is None:
             return _BAD
     elif last == "ret":
+        tail = int(g[5])
+    elif g[5] is not None:  # has_exit
         tail = int(g[5])
     return (path, g[1], int(g[2]), int(g[3]), g[4], tail)
 
@@ -207,6 +213,7 @@ class _Open:
     inner: Optional[Span] = None
     instance: int = 0
     unit: Optional["_UnitBuilder"] = None
+    has_exit: Optional[int] = None
 
 
 @dataclass(slots=True)
@@ -249,6 +256,8 @@ class _Builder:
         self.pending_unwind: dict[tuple[CallPath, str, int], Event] = {}
         self.stray_unwinds: dict[int, list[Event]] = {}
         self.findings: list[Finding] = []
+        #: (label, name as printed) of each module init labelled by its module.
+        self.module_labels: list[tuple[str, str]] = []
 
     # -- helpers -----------------------------------------------------------
 
@@ -331,12 +340,22 @@ class _Builder:
             del self.stacks[pid]  # keeps the other-task search in find_open short
         return o
 
+    def module_init_label(self, o: _Open) -> str:
+        """The name a plain initcall of a module load is shown by: the
+        module's, since its init was freed before trace-cmd saved kallsyms
+        and is printed as a wrong symbol (``orc_header+0x2e08``) or an
+        address."""
+        label = f"{o.origin}:init"
+        self.module_labels.append((label, o.func))
+        return label
+
     def close_unfinished(self, o: _Open) -> None:
+        func = self.module_init_label(o) if o.kind is _INITCALL and o.path is _MODULE else o.func
         span = Span(
-            kind=o.kind, path=o.path, origin=o.origin, func=o.func, idx=o.idx,
+            kind=o.kind, path=o.path, origin=o.origin, func=func, idx=o.idx,
             prio=o.prio, level=o.level, start=o.start, finish=None, ret=None,
             duration_ns=None, reason=o.reason, unwind=o.unwind, inner=o.inner,
-            instance=o.instance,
+            instance=o.instance, has_exit=o.has_exit,
         )
         self.add_span(span, o)
 
@@ -415,13 +434,21 @@ class _Builder:
                                  other.start, ev)
                 o = self.pop_to(found[0], found[1], ev)
                 st = stacks.get(found[0])
+            name = o.func
+            outer = st[-1] if st and st[-1].kind is _INIT and st[-1].inner is None else None
+            if o.path is _MODULE:
+                if outer is None:
+                    name = self.module_init_label(o)
+                elif bare_func(name) != outer.func:
+                    name = outer.func  # the pair's init, printed as an address
+                    self.module_labels.append((name, o.func))
             # Span(kind, path, origin, func, idx, prio, level, start, finish, ret,
-            #      duration_ns, reason, unwind, inner, instance)
-            span: Span = _new_span(Span, (_INITCALL, o.path, o.origin, o.func, None, None, o.level,
+            #      duration_ns, reason, unwind, inner, instance, has_exit)
+            span: Span = _new_span(Span, (_INITCALL, o.path, o.origin, name, None, None, o.level,
                                           o.start, ev, ret, ev.ts_ns - o.start.ts_ns, None, None,
-                                          None, 0))
-            if st and st[-1].kind is _INIT and st[-1].inner is None:
-                st[-1].inner = span
+                                          None, 0, None))
+            if outer is not None:
+                outer.inner = span
             else:
                 spans.append(span)
 
@@ -459,7 +486,7 @@ class _Builder:
     # of the regex match it saves.
 
     def pair_start_handler(self, kind: SpanKind) -> Callable[[Event], None]:
-        rx, last = (PAIR_INIT_START_RE, "") if kind is _INIT else (PAIR_EXIT_START_RE, "reason")
+        rx, last = (PAIR_INIT_START_RE, "has_exit") if kind is _INIT else (PAIR_EXIT_START_RE, "reason")
         memo = _Memo(lambda text: _parse_pair_fields(text, rx, last))
         get, add = memo.get, memo.add
         stacks = self.stacks
@@ -480,6 +507,8 @@ class _Builder:
                 o.unwind = self.pending_unwind.pop((path, origin, idx), None)
                 if tail is _UNLOAD:
                     unit.unloaded = True
+            else:
+                o.has_exit = tail
             st = stacks.get(ev.pid)
             if st is None:
                 stacks[ev.pid] = [o]
@@ -535,9 +564,9 @@ class _Builder:
             if dur == 0 and ev.ts_ns > o.start.ts_ns:
                 dur = ev.ts_ns - o.start.ts_ns  # duration_ns is 0 when the finish event was off
             # Span(kind, path, origin, func, idx, prio, level, start, finish, ret,
-            #      duration_ns, reason, unwind, inner, instance)
+            #      duration_ns, reason, unwind, inner, instance, has_exit)
             span: Span = _new_span(Span, (kind, path, origin, func, idx, prio, o.level, o.start, ev, ret,
-                                          dur, o.reason, o.unwind, o.inner, o.instance))
+                                          dur, o.reason, o.unwind, o.inner, o.instance, o.has_exit))
             spans.append(span)
             unit = o.unit
             if unit is not None:
@@ -653,6 +682,7 @@ class _Builder:
             units=units,
             build_problems=tuple(self.findings),
             levels_by_band=levels_by_band(self.level_names),
+            module_init_labels=tuple(self.module_labels),
         )
 
 

@@ -8,9 +8,11 @@ silently: SKIP carries a note saying why.
 
 from __future__ import annotations
 
+import bisect
 from typing import Callable, Iterable, Optional
 
 from analysis.build import PAIRING_CHECK
+from analysis.declared import RUN_ORDER, Declared, DeclaredMatch, level_of
 from analysis.model import (
     BAND_NAMES,
     BANDS,
@@ -54,6 +56,12 @@ CHECKS: tuple[tuple[str, str], ...] = (
     ("unload-reverse-order", "on unload, exits run in the exact reverse of the inits"),
     ("exit-exactly-once", "every succeeded init that has an exit is exited exactly once, "
                           "and no exit runs for an init that did not succeed"),
+    ("declared-level", "every classic boot initcall ran in the level (band, on the series' kernels) "
+                       "the kernel declares it at (System.map or the trace.dat's kallsyms)"),
+    ("declared-link-order", "within one level, classic boot initcalls ran in link order "
+                            "(the address order of their __initcall entries)"),
+    ("declared-initcalls-ran", "every declared initcall ran (a note; a finding with --expect-all), "
+                               "and every classic boot initcall that ran is declared"),
 )
 
 _DESCRIPTIONS = dict(CHECKS)
@@ -269,8 +277,25 @@ def _known_exits(cap: Capture) -> Known:
     return known
 
 
+def _exit_state(known: Known, u: Unit, idx: Optional[int]) -> Optional[bool]:
+    """Whether pair ``idx`` of ``u`` has an exit: its init_start's
+    ``has_exit=`` when the event carries it, else True when its exit ran
+    anywhere in the capture, else None (the trace cannot tell)."""
+    if idx is None:
+        return None
+    for s in u.inits:
+        if s.idx == idx and s.has_exit is not None:
+            return s.has_exit == 1
+    return True if idx in known.get((u.path, u.origin), {}) else None
+
+
 def _has_exit(known: Known, u: Unit, idx: Optional[int]) -> bool:
-    return idx is not None and idx in known.get((u.path, u.origin), {})
+    return _exit_state(known, u, idx) is True
+
+
+def _exit_name(known: Known, u: Unit, idx: int, init_func: str) -> str:
+    """The exit's function, or what names it when it never ran."""
+    return known.get((u.path, u.origin), {}).get(idx) or f"the exit of {init_func}"
 
 
 def _succeeded_before(u: Unit, limit: Optional[int], known: Known) -> dict[int, str]:
@@ -316,7 +341,7 @@ def check_unwind_after_failure(cap: Capture) -> CheckResult:
         any_unwind = True
         assert f.idx is not None
         succeeded = _succeeded_before(u, f.idx, known)
-        blind = [f"#{i} {succeeded[i]}" for i in sorted(succeeded) if not _has_exit(known, u, i)]
+        blind = [f"#{i} {succeeded[i]}" for i in sorted(succeeded) if _exit_state(known, u, i) is None]
         if blind:
             unchecked.append((u, blind))
         exp_idx = sorted((i for i in succeeded if _has_exit(known, u, i)), reverse=True)
@@ -325,8 +350,7 @@ def check_unwind_after_failure(cap: Capture) -> CheckResult:
         act_idx = [e.idx for e in actual]
         if exp_idx != act_idx:
             extra = [e for e in actual if e.idx not in succeeded]
-            exits = known.get((u.path, u.origin), {})
-            missing = [f"#{i} {exits.get(i, succeeded[i])}" for i in exp_idx if i not in act_idx]
+            missing = [f"#{i} {_exit_name(known, u, i, succeeded[i])}" for i in exp_idx if i not in act_idx]
             why = []
             if extra:
                 why.append(f"exits of pairs that had not succeeded: {_idx_list(extra)}")
@@ -334,7 +358,7 @@ def check_unwind_after_failure(cap: Capture) -> CheckResult:
                 why.append(f"missing exits: [{', '.join(missing)}]")
             if not why:
                 why.append("wrong order")
-            expected = ", ".join(f"#{i} {exits.get(i, succeeded[i])}" for i in exp_idx)
+            expected = ", ".join(f"#{i} {_exit_name(known, u, i, succeeded[i])}" for i in exp_idx)
             findings.append(Finding(
                 name,
                 f"{u.name()}: after #{f.idx} {f.func} failed with {f.ret}, expected exits "
@@ -373,7 +397,8 @@ def _unchecked_note(unchecked: list[tuple[Unit, list[str]]]) -> str:
     one = len(unchecked) == 1 and len(unchecked[0][1]) == 1
     what = "its exit never ran" if one else "none of their exits ran"
     text = (f"not checked: {'; '.join(parts)} succeeded before the failure, but {what} anywhere "
-            "in the capture, so the trace cannot tell whether there was one to unwind")
+            "in the capture and the kernel's initexit_init_start has no has_exit= field, "
+            "so the trace cannot tell whether there was one to unwind")
     if any(u.path is CallPath.MODULE for u, _ in unchecked):
         text += " (unload the module once in the same capture to show its exits)"
     return text
@@ -436,17 +461,173 @@ def check_exit_exactly_once(cap: Capture) -> CheckResult:
                 findings.append(Finding(
                     name, f"{u.name()}: exit #{idx} {es[0].func} ran but {why}",
                     _q(init)[1:2] + (es[0].start.quote(),)))
+            elif init is not None and init.has_exit == 0:
+                findings.append(Finding(
+                    name, f"{u.name()}: exit #{idx} {es[0].func} ran, but its init_start said has_exit=0",
+                    _q(init)[:1] + (es[0].start.quote(),)))
         unloaded = any(e.reason is _UNLOAD for e in u.exits)
         if unloaded or (u.free is not None and f is None):
             for idx, func in sorted(ok.items()):
                 if _has_exit(known, u, idx) and idx not in count:
                     init = inits.get(idx)
+                    how = ("its init_start says has_exit=1" if init is not None and init.has_exit == 1
+                           else "seen elsewhere in the capture")
                     findings.append(Finding(
                         name, f"{u.name()}: pair #{idx} {func} succeeded and has an exit "
-                              f"(seen elsewhere in the capture), but it was never exited on unload",
+                              f"({how}), but it was never exited on unload",
                         _q(init)[1:2]))
     return _result(name, findings, applicable=any_exit,
                    note="" if any_exit else "no pair exit in the capture")
+
+
+def _declared(cap: Capture, name: str) -> tuple[Optional[DeclaredMatch], Optional[CheckResult]]:
+    """The capture's declared match, or the SKIP result saying why there is none."""
+    d = cap.declared
+    if d is None:
+        note = cap.declared_note or ("no declared order: pass --system-map FILE "
+                                     "(a trace.dat brings its own kallsyms)")
+        return None, _result(name, (), applicable=False, note=note)
+    if d.boot_initcalls == 0:
+        return None, _result(name, (), applicable=False, note="no classic boot initcalls in the capture")
+    if not d.fits:
+        return None, _result(name, (), applicable=False, note=d.fit_note())
+    return d, None
+
+
+def _at(d: Declared, truth: str) -> str:
+    return f"declared in {truth} at level {d.band}"
+
+
+_RUN_RANK = {b: i for i, b in enumerate(RUN_ORDER)}
+
+
+def check_declared_level(cap: Capture) -> CheckResult:
+    """With initcall_level events: each matched initcall ran after the event
+    of its declared band (series) or level (stock).  Without (dmesg): the
+    declared bands come in run order, and a printed prio= is the band's."""
+    name = "declared-level"
+    d, skip = _declared(cap, name)
+    if d is None:
+        assert skip is not None
+        return skip
+    truth = d.order.truth
+    findings = []
+    if cap.levels:
+        by_band = cap.levels_by_band
+        for s, decl in d.matched:
+            want = decl.band if by_band else level_of(decl.band)
+            got = s.level
+            if got == want or (decl.band == "console" and got is None):
+                continue
+            where = f"in {'band' if by_band else 'level'} {got}" if got else "before any initcall_level"
+            findings.append(Finding(name, f"{s.label()} ran {where}, but is {_at(decl, truth)}",
+                                    _q(s)[:1] + (d.order.quote(decl),)))
+        note = f"{len(d.matched)} initcalls against {truth} ({d.order.source})"
+        return _result(name, findings, note=note)
+    cur: Optional[tuple[Span, Declared]] = None
+    for s, decl in d.matched:
+        if s.prio is not None and decl.band in BANDS and s.prio != BANDS[decl.band]:
+            findings.append(Finding(
+                name, f"{s.label()} printed prio={s.prio}, but is {_at(decl, truth)} "
+                      f"(prio {BANDS[decl.band]})", _q(s)[:1] + (d.order.quote(decl),)))
+        if cur is not None and _RUN_RANK[decl.band] < _RUN_RANK[cur[1].band]:
+            findings.append(Finding(
+                name, f"{s.label()} ({_at(decl, truth)}) ran after {cur[0].label()} "
+                      f"({_at(cur[1], truth)})",
+                _q(cur[0])[:1] + _q(s)[:1] + (d.order.quote(decl),)))
+        cur = (s, decl)  # resynchronise on the late call: one misplaced call, one finding
+    note = (f"{len(d.matched)} initcalls against {truth} ({d.order.source}); no initcall_level "
+            "events, so the declared levels are checked to come in run order")
+    return _result(name, findings, note=note)
+
+
+def _longest_ascending(values: list[int]) -> set[int]:
+    """Indices of one longest strictly ascending subsequence of ``values``."""
+    tails: list[int] = []  # index of the smallest tail of each length
+    prev: list[int] = [-1] * len(values)
+    tail_vals: list[int] = []
+    for i, v in enumerate(values):
+        k = bisect.bisect_left(tail_vals, v)
+        if k == len(tail_vals):
+            tail_vals.append(v)
+            tails.append(i)
+        else:
+            tail_vals[k] = v
+            tails[k] = i
+        prev[i] = tails[k - 1] if k > 0 else -1
+    keep: set[int] = set()
+    i = tails[-1] if tails else -1
+    while i >= 0:
+        keep.add(i)
+        i = prev[i]
+    return keep
+
+
+def check_declared_link_order(cap: Capture) -> CheckResult:
+    """Per declared level, the calls in run order should have ascending
+    addresses; the calls outside one longest ascending run are out of
+    order (a swap of two is one finding, one call moved far is one)."""
+    name = "declared-link-order"
+    d, skip = _declared(cap, name)
+    if d is None:
+        assert skip is not None
+        return skip
+    truth = d.order.truth
+    findings = []
+    by_level: dict[str, list[tuple[Span, Declared]]] = {}
+    for s, decl in d.matched:
+        by_level.setdefault(decl.level, []).append((s, decl))
+    for level in sorted(by_level, key=lambda lv: _RUN_RANK.get(lv, 0)):
+        runs = by_level[level]
+        keep = _longest_ascending([decl.order for _s, decl in runs])
+        for i, (s, decl) in enumerate(runs):
+            if i in keep:
+                continue
+            # The call it should have run before: the first earlier one linked after it.
+            after = next(((s2, d2) for s2, d2 in runs[:i] if d2.order > decl.order), None)
+            if after is None:
+                after = next((r for r in runs[i + 1:] if r[1].order < decl.order), runs[0])
+                rel = "before"
+            else:
+                rel = "after"
+            s2, d2 = after
+            findings.append(Finding(
+                name,
+                f"{s.label()} ran {rel} {s2.label()} in level {level}, but {truth} links it "
+                f"{'before' if rel == 'after' else 'after'} it (link positions "
+                f"{d.order.position(decl)} and {d.order.position(d2)})",
+                _q(s2)[:1] + _q(s)[:1] + (d.order.quote(decl), d.order.quote(d2))))
+    return _result(name, findings, note=f"{len(by_level)} levels against {truth}")
+
+
+def check_declared_ran(cap: Capture, expect_all: bool = False) -> CheckResult:
+    name = "declared-initcalls-ran"
+    d, skip = _declared(cap, name)
+    if d is None:
+        assert skip is not None
+        return skip
+    truth = d.order.truth
+    parts = []
+    findings = []
+    if d.never_ran:
+        shown = ", ".join(f"{e.func} ({e.band})" for e in d.never_ran[:10])
+        more = f" and {len(d.never_ran) - 10} more" if len(d.never_ran) > 10 else ""
+        text = f"{len(d.never_ran)} initcall(s) declared in {truth} never ran: {shown}{more}"
+        if expect_all:
+            findings.append(Finding(name, text, tuple(d.order.quote(e) for e in d.never_ran[:MAX_QUOTES])))
+        else:
+            parts.append(text + " (a finding with --expect-all)")
+    if d.unmatched_spans:
+        shown = ", ".join(s.func for s in d.unmatched_spans[:10])
+        more = f" and {len(d.unmatched_spans) - 10} more" if len(d.unmatched_spans) > 10 else ""
+        pairs = (" (dmesg prints the series' built-in pairs like initcalls; these may be pairs)"
+                 if d.dmesg else "")
+        parts.append(f"{len(d.unmatched_spans)} classic boot initcall(s) ran but are not declared "
+                     f"in {truth}: {shown}{more}{pairs}")
+    if not parts or not d.never_ran:
+        console = " (but the console ones: dmesg does not show them)" if d.dmesg else ""
+        parts.insert(0, f"all {len(d.order.entries)} initcalls declared in {truth} ran{console}")
+    return _result(name, findings, note="; ".join(parts))
 
 
 ALL_CHECKS: tuple[Callable[[Capture], CheckResult], ...] = (
@@ -459,6 +640,9 @@ ALL_CHECKS: tuple[Callable[[Capture], CheckResult], ...] = (
     check_unwind_after_failure,
     check_unload_reverse,
     check_exit_exactly_once,
+    check_declared_level,
+    check_declared_link_order,
+    check_declared_ran,
 )
 
 
@@ -469,6 +653,13 @@ def _notes(cap: Capture) -> tuple[str, ...]:
         shown = ", ".join(f"{n} x{c}" for n, c in sorted(p.ignored.items()))
         notes.append(f"events not modelled, ignored: {shown}")
     notes.extend(p.reordered[:MAX_QUOTES])
+    if cap.module_init_labels:
+        printed = sorted({shown for _label, shown in cap.module_init_labels})
+        examples = ", ".join(printed[:3]) + (", ..." if len(printed) > 3 else "")
+        notes.append(
+            f"{len(cap.module_init_labels)} module init(s) labelled by their module_load event "
+            f"(<module>:init, or the pair's init): the init is freed before trace-cmd saves kallsyms, "
+            f"so trace-cmd printed it as a wrong symbol or an address ({examples})")
     if len(p.reordered) > MAX_QUOTES:
         notes.append(f"and {len(p.reordered) - MAX_QUOTES} more runs of tied events put in order")
     if p.fmt is InputFormat.DMESG:
@@ -486,6 +677,9 @@ def _notes(cap: Capture) -> tuple[str, ...]:
     return tuple(notes)
 
 
-def run_checks(cap: Capture) -> Verdict:
-    """Run every named check over the capture."""
-    return Verdict(cap, tuple(c(cap) for c in ALL_CHECKS), _notes(cap))
+def run_checks(cap: Capture, expect_all: bool = False) -> Verdict:
+    """Run every named check over the capture; ``expect_all``: an initcall
+    declared in the map that never ran is a finding, not a note."""
+    results = tuple(check_declared_ran(cap, expect_all) if c is check_declared_ran else c(cap)
+                    for c in ALL_CHECKS)
+    return Verdict(cap, results, _notes(cap))

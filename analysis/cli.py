@@ -16,6 +16,8 @@ from analysis import __version__
 from analysis.bench import format_bench, run_bench
 from analysis.load import gc_paused, load_capture
 from analysis.checks import CHECKS, run_checks
+from analysis.declared import DeclaredOrder, read_map
+from analysis.diff import diff_captures, parse_duration, render_diff
 from analysis.model import Verdict
 from analysis.parse import InputError, parse_text, read_input
 from analysis.render_chrome import chrome_trace
@@ -48,6 +50,8 @@ examples:
   trace-cmd report -N -t -i modules.dat | python3 -m analysis timeline -
   python3 -m analysis timeline --format html -o boot.html out/boot.dat
   python3 -m analysis report --out-dir out/ out/modules.dat
+  python3 -m analysis check --system-map linux/System.map boot.report.txt
+  python3 -m analysis diff --fail-on-change stock-boot.dat patched-boot.dat
   python3 -m analysis bench --events 1000000
 """
 
@@ -75,15 +79,21 @@ def _use_colour(mode: str, stream: object) -> bool:
     return bool(isatty and isatty())
 
 
-def analyse(path: str, progress: Callable[[str], None]) -> Verdict:
+def _declared_arg(args: argparse.Namespace) -> Optional[DeclaredOrder]:
+    path: Optional[str] = getattr(args, "system_map", None)
+    return read_map(path) if path else None
+
+
+def analyse(path: str, progress: Callable[[str], None], declared: Optional[DeclaredOrder] = None,
+            expect_all: bool = False) -> Verdict:
     """Read, parse, build and check one input."""
     progress(f"reading {path}")
-    cap = load_capture(path)
+    cap = load_capture(path, declared=declared)
     parsed = cap.parsed
     progress(f"parsed {len(parsed.events)} events from {parsed.line_count} lines "
              f"({parsed.fmt.value})")
     with gc_paused():
-        verdict = run_checks(cap)
+        verdict = run_checks(cap, expect_all=expect_all)
     progress(f"checked {len(verdict.capture.spans)} calls: "
              f"{'ok' if verdict.ok else str(len(verdict.findings)) + ' finding(s)'}")
     return verdict
@@ -146,7 +156,7 @@ def cmd_parse(args: argparse.Namespace, progress: Progress) -> int:
 
 
 def cmd_check(args: argparse.Namespace, progress: Progress) -> int:
-    v = analyse(args.input, progress)
+    v = analyse(args.input, progress, _declared_arg(args), args.expect_all)
     if args.format == "json":
         _emit(dumps(verdict_dict(v)), args.output)
     else:
@@ -156,7 +166,7 @@ def cmd_check(args: argparse.Namespace, progress: Progress) -> int:
 
 
 def cmd_timeline(args: argparse.Namespace, progress: Progress) -> int:
-    v = analyse(args.input, progress)
+    v = analyse(args.input, progress, _declared_arg(args), args.expect_all)
     colour = args.output is None and _use_colour(args.color, sys.stdout)
     _emit(_render(v, args.format, args, colour), args.output)
     if args.output:
@@ -165,7 +175,7 @@ def cmd_timeline(args: argparse.Namespace, progress: Progress) -> int:
 
 
 def cmd_report(args: argparse.Namespace, progress: Progress) -> int:
-    v = analyse(args.input, progress)
+    v = analyse(args.input, progress, _declared_arg(args), args.expect_all)
     name = args.name or _default_name(args.input)
     os.makedirs(args.out_dir, exist_ok=True)
     outputs = {
@@ -193,6 +203,19 @@ def _default_name(path: str) -> str:
         if base.endswith(ext):
             return base[: -len(ext)]
     return base
+
+
+def cmd_diff(args: argparse.Namespace, progress: Progress) -> int:
+    min_change = parse_duration(args.min_change)
+    declared = _declared_arg(args)
+    caps = []
+    for path in (args.a, args.b):
+        progress(f"reading {path}")
+        caps.append(load_capture(path, declared=declared))
+    d = diff_captures(caps[0], caps[1], min_change)
+    _emit(render_diff(d, args.format), args.output)
+    progress(f"{'changed' if d.changed else 'no order or result change'}: {d.summary()}")
+    return EXIT_FINDINGS if args.fail_on_change and d.changed else EXIT_OK
 
 
 def cmd_bench(args: argparse.Namespace, progress: Progress) -> int:
@@ -242,6 +265,14 @@ def build_parser() -> argparse.ArgumentParser:
                            help="how many slowest calls to list (default 10)")
         p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
 
+    def declared(p: argparse.ArgumentParser, expect_all: bool = True) -> None:
+        p.add_argument("--system-map", metavar="FILE",
+                       help="the kernel's declared initcall order: a System.map, `trace-cmd dump "
+                            "--kallsyms` text or a trace.dat (default: a trace.dat INPUT's own kallsyms)")
+        if expect_all:
+            p.add_argument("--expect-all", action="store_true",
+                           help="a declared initcall that never ran is a finding, not a note")
+
     fmt = argparse.RawDescriptionHelpFormatter
     p = sub.add_parser("parse", help="read the input and list what it holds",
                        description="Count the events, gaps and unreadable lines of INPUT. "
@@ -252,12 +283,14 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Run every check; --format json prints the verdict.\n\n"
                                    "checks:\n" + CHECK_LIST)
     common(p, ("text", "json"), "text", slowest=False)
+    declared(p)
     p.set_defaults(func=cmd_check)
     for name, default, helptext in (
             ("timeline", "text", "render the timeline (text, json, chrome, html)"),
             ("export", "chrome", "export the timeline to a file format (default chrome)")):
         p = sub.add_parser(name, help=helptext, description=helptext + ".")
         common(p, ("text", "json", "chrome", "html"), default)
+        declared(p)
         p.set_defaults(func=cmd_timeline)
     p = sub.add_parser("report", help="write every output into a folder, print the summary",
                        formatter_class=fmt,
@@ -265,9 +298,29 @@ def build_parser() -> argparse.ArgumentParser:
                                    "NAME.timeline.json and NAME.verdict.json into --out-dir and "
                                    "print the\nslowest calls, the checks and the verdict.")
     common(p, ("text",), "text", output=False)
+    declared(p)
     p.add_argument("--out-dir", required=True, metavar="DIR", help="the folder to write into")
     p.add_argument("--name", metavar="NAME", help="file name prefix (default: input's base name)")
     p.set_defaults(func=cmd_report)
+    p = sub.add_parser(
+        "diff", help="compare two captures: calls only in one, order, result and duration changes",
+        formatter_class=fmt,
+        description="Compare capture A with capture B (stock vs patched boot, before vs after a\n"
+                    "change, two runs): calls only in A or only in B, order changes within a\n"
+                    "level and calls that moved to another level (boot; per module load), result\n"
+                    "changes, and duration changes of at least --min-change.")
+    p.add_argument("a", metavar="A", help="the first capture (trace.dat, trace-cmd report text, dmesg, -)")
+    p.add_argument("b", metavar="B", help="the second capture")
+    p.add_argument("--format", choices=("text", "html", "json"), default="text",
+                   help="output format (default text)")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the result here, not stdout")
+    p.add_argument("--min-change", default="1ms", metavar="DURATION",
+                   help="smallest duration change listed, e.g. 500us, 2ms (default 1ms)")
+    p.add_argument("--fail-on-change", action="store_true",
+                   help="exit 1 when the order or a result changed")
+    declared(p, expect_all=False)
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    p.set_defaults(func=cmd_diff)
     p = sub.add_parser("bench", help="measure parse speed (events/s) on a large capture",
                        description="Generate a >= --events synthetic trace (or take --dat, "
                                    "timing `trace-cmd report` on it) and time the analysis.")

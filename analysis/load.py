@@ -16,6 +16,7 @@ import itertools
 from typing import IO, Iterator, Optional
 
 from analysis.build import build_capture, build_capture_streaming
+from analysis.declared import DeclaredOrder, dat_declared, with_declared
 from analysis.model import Capture, InputFormat
 from analysis.parse import TraceReportReader, check_not_empty, open_input, parse_dmesg, split_head
 
@@ -32,18 +33,24 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def load_capture(name: str, stdin: Optional[IO[bytes]] = None) -> Capture:
+def load_capture(name: str, stdin: Optional[IO[bytes]] = None,
+                 declared: Optional[DeclaredOrder] = None) -> Capture:
     """Open ``name`` (a trace.dat, trace-cmd report text, dmesg, or ``-``),
-    parse it and build the capture.  Raises InputError with a one-line
-    message on unreadable input."""
+    parse it and build the capture.  The declared initcall order comes from
+    ``declared`` (``--system-map``), else from a trace.dat's own kallsyms.
+    Raises InputError with a one-line message on unreadable input."""
+    note = ""
     with open_input(name, stdin) as inp, gc_paused():
         head, fmt = split_head(inp.lines)
         lines = itertools.chain(head, inp.lines)
         if fmt is InputFormat.DMESG:
             parsed = parse_dmesg("".join(lines), inp.source)
             check_not_empty(parsed)
-            return build_capture(parsed)
-        reader = TraceReportReader(inp.source)
-        cap = build_capture_streaming(reader.read(lines), reader.result)
-    check_not_empty(cap.parsed)
-    return cap
+            cap = build_capture(parsed)
+        else:
+            reader = TraceReportReader(inp.source)
+            cap = build_capture_streaming(reader.read(lines), reader.result)
+            check_not_empty(cap.parsed)
+        if declared is None and inp.dat is not None:
+            declared, note = dat_declared(inp.dat)
+    return with_declared(cap, declared, note)

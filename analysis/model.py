@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, NamedTuple, Optional
+from typing import TYPE_CHECKING, Iterable, Mapping, NamedTuple, Optional
+
+if TYPE_CHECKING:
+    from analysis.declared import DeclaredMatch
 
 
 class InputFormat(enum.Enum):
@@ -296,6 +299,9 @@ class Span(NamedTuple):
     unwind: Optional[Event] = None
     inner: Optional["Span"] = None
     instance: int = 0  # which load of the module (0 = first)
+    #: A pair init's ``has_exit=`` (1: the pair has an exit function), None
+    #: when the event does not carry it (captures before the field).
+    has_exit: Optional[int] = None
 
     @property
     def start_ns(self) -> int:
@@ -366,6 +372,12 @@ class Capture:
     units: tuple[Unit, ...]
     build_problems: tuple["Finding", ...]  # pairing problems found while building
     levels_by_band: bool = False  # initcall_level fired per band, not per level
+    #: The classic boot initcalls matched to the kernel's declared order
+    #: (analysis/declared.py), None without a map; the note says why.
+    declared: Optional["DeclaredMatch"] = None
+    declared_note: str = ""
+    #: Module inits labelled by their module_load: (label, name as printed).
+    module_init_labels: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

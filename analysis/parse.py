@@ -196,6 +196,7 @@ class InputLines:
 
     source: str
     lines: Iterator[str]
+    dat: Optional[str] = None  # the trace.dat's path while open (for its kallsyms)
 
 
 @contextlib.contextmanager
@@ -212,7 +213,7 @@ def open_input(name: str, stdin: Optional[IO[bytes]] = None) -> Iterator[InputLi
                 with open(path, "wb") as out:
                     out.write(data)
                 del data
-                yield InputLines("<stdin>", _trace_cmd_report_lines(path))
+                yield InputLines("<stdin>", _trace_cmd_report_lines(path), path)
             return
         with io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", errors="replace", newline="\n") as t:
             yield InputLines("<stdin>", iter(t))
@@ -221,7 +222,7 @@ def open_input(name: str, stdin: Optional[IO[bytes]] = None) -> Iterator[InputLi
         with open(name, "rb") as f:
             is_dat = f.read(len(TRACE_DAT_MAGIC)) == TRACE_DAT_MAGIC
         if is_dat:
-            yield InputLines(name, _trace_cmd_report_lines(name))
+            yield InputLines(name, _trace_cmd_report_lines(name), name)
             return
         t = open(name, encoding="utf-8", errors="replace", newline="\n")
     except OSError as e:

@@ -30,13 +30,22 @@ def _expect(path: str) -> dict[str, object]:
     return data
 
 
+def _args(path: str, expect: dict[str, object]) -> list[str]:
+    """The sidecar's ``args`` (e.g. ``--system-map FILE``), files relative
+    to the fixture's folder."""
+    args = expect.get("args", [])
+    assert isinstance(args, list)
+    here = os.path.dirname(path)
+    return [os.path.join(here, a) if not a.startswith("-") else a for a in map(str, args)]
+
+
 ALL = _inputs(FIXTURES) + _inputs(CAPTURED)
 
 
 @pytest.mark.parametrize("path", ALL, ids=[os.path.relpath(p, FIXTURES) for p in ALL])
 def test_fixture_verdict(path: str, capsys: pytest.CaptureFixture[str]) -> None:
     expect = _expect(path)
-    status = main(["check", "--quiet", "--format", "json", path])
+    status = main(["check", "--quiet", "--format", "json", *_args(path, expect), path])
     out, err = capsys.readouterr()
     assert "Traceback" not in err
     assert status == expect["exit"], err or out
@@ -75,7 +84,7 @@ def test_captured_parses_cleanly(path: str) -> None:
 def test_every_check_has_a_breaking_fixture() -> None:
     from analysis.checks import CHECKS
 
-    names = {os.path.basename(p) for p in _inputs(FIXTURES)}
+    names = {os.path.basename(p) for p in _inputs(FIXTURES) + _inputs(CAPTURED)}
     for check, _desc in CHECKS:
         assert f"broken-{check}.txt" in names, f"no fixture breaks {check}"
 

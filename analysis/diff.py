@@ -1,0 +1,301 @@
+"""``python3 -m analysis diff A B``: what changed between two captures.
+
+A call is named by (init or exit, path, origin, function without its
+``+0x..`` offset, n-th of that name): so a dmesg and a trace of one boot
+name the same calls alike.  Order is compared per track: the boot path is
+one track, each module load (with its unload) another; the interleaving of
+tracks on different CPUs is not an order.  Within a track, the calls
+common to A and B outside one longest run kept in order are the order
+changes; a call whose level differs (the ``initcall_level`` it followed,
+or its declared level when a map is known) moved across levels.
+"""
+
+from __future__ import annotations
+
+import bisect
+import html
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from analysis.declared import bare_name
+from analysis.model import BANDS, CallPath, Capture, Span, SpanKind, format_duration
+from analysis.parse import InputError
+
+DIFF_SCHEMA = "initexit-diff/1"
+
+DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ns|us|ms|s)?\s*$")
+"""``--min-change``: a number with a unit (default ns).  Example: ``500us``."""
+
+_UNITS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000, None: 1}
+
+#: Key of a call: (init|exit, path, origin, function, occurrence).
+Key = tuple[str, str, str, str, int]
+
+
+def parse_duration(text: str) -> int:
+    """``500us`` -> 500000 (ns).  Raises InputError on anything else."""
+    m = DURATION_RE.match(text)
+    if m is None:
+        raise InputError(f"--min-change {text!r}: expected a duration such as 500us, 2ms or 0")
+    return int(float(m.group(1)) * _UNITS[m.group(2)])
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One call of one capture, as the diff sees it."""
+
+    key: Key
+    span: Span
+    track: str
+    level: Optional[str]
+
+    @property
+    def name(self) -> str:
+        kind, path, origin, func, n = self.key
+        where = path if not origin else f"{path} {origin}"
+        nth = f" (#{n + 1})" if n else ""
+        return f"{kind} {func}{nth} [{where}]"
+
+
+@dataclass(frozen=True, slots=True)
+class Moved:
+    call: str
+    track: str
+    a_after: Optional[str]  # the common call it followed in A
+    b_after: Optional[str]
+    a_level: Optional[str]
+    b_level: Optional[str]
+
+    @property
+    def across(self) -> bool:
+        return self.a_level != self.b_level
+
+
+@dataclass(frozen=True, slots=True)
+class Changed:
+    call: str
+    a: str
+    b: str
+
+
+@dataclass(frozen=True, slots=True)
+class Timing:
+    call: str
+    a_ns: int
+    b_ns: int
+
+
+@dataclass(frozen=True, slots=True)
+class Diff:
+    a_source: str
+    b_source: str
+    a_calls: int
+    b_calls: int
+    only_a: tuple[str, ...]
+    only_b: tuple[str, ...]
+    moved: tuple[Moved, ...]
+    results: tuple[Changed, ...]
+    durations: tuple[Timing, ...]
+    min_change_ns: int
+
+    @property
+    def within(self) -> tuple[Moved, ...]:
+        return tuple(m for m in self.moved if not m.across)
+
+    @property
+    def across(self) -> tuple[Moved, ...]:
+        return tuple(m for m in self.moved if m.across)
+
+    @property
+    def changed(self) -> bool:
+        """Order or result changes: what ``--fail-on-change`` fails on."""
+        return bool(self.moved or self.results)
+
+    def summary(self) -> str:
+        return (f"{len(self.only_a)} only in A, {len(self.only_b)} only in B, "
+                f"{len(self.within)} order changes within a level, {len(self.across)} across levels, "
+                f"{len(self.results)} result changes, {len(self.durations)} duration changes "
+                f">= {format_duration(self.min_change_ns)}")
+
+
+def _level(s: Span, cap: Capture, declared: dict[int, str]) -> Optional[str]:
+    d = declared.get(s.start.line)
+    if d is not None:
+        return d
+    if s.level is not None:
+        return s.level
+    if s.path is CallPath.BOOT and s.prio is not None:
+        below = [b for b, p in BANDS.items() if p <= s.prio]
+        return max(below, key=BANDS.__getitem__) if below else "before pure"
+    return None
+
+
+def calls_of(cap: Capture) -> list[Call]:
+    """Every call of ``cap`` with its key, track and level, in start order."""
+    seen: dict[tuple[str, str, str, str], int] = {}
+    declared: dict[int, str] = {}
+    if cap.declared is not None and cap.declared.fits:
+        declared = {s.start.line: d.band for s, d in cap.declared.matched}
+    out = []
+    for s in cap.spans:
+        kind = "exit" if s.kind is SpanKind.PAIR_EXIT else "init"
+        base = (kind, s.path.value, s.origin, bare_name(s.func))
+        n = seen.get(base, 0)
+        seen[base] = n + 1
+        track = "boot" if s.path is CallPath.BOOT else f"module {s.origin} load #{s.instance + 1}"
+        out.append(Call(base + (n,), s, track, _level(s, cap, declared)))
+    return out
+
+
+def _kept_in_order(values: list[int]) -> set[int]:
+    """Indices of one longest ascending subsequence of ``values``."""
+    tail_vals: list[int] = []
+    tails: list[int] = []
+    prev = [-1] * len(values)
+    for i, v in enumerate(values):
+        k = bisect.bisect_left(tail_vals, v)
+        if k == len(tail_vals):
+            tail_vals.append(v)
+            tails.append(i)
+        else:
+            tail_vals[k] = v
+            tails[k] = i
+        prev[i] = tails[k - 1] if k else -1
+    keep: set[int] = set()
+    i = tails[-1] if tails else -1
+    while i >= 0:
+        keep.add(i)
+        i = prev[i]
+    return keep
+
+
+def _result(s: Span) -> str:
+    if s.kind is SpanKind.PAIR_EXIT:
+        return s.status.value
+    return s.status.value if s.ret is None else f"{s.status.value} (ret={s.ret})"
+
+
+def diff_captures(a: Capture, b: Capture, min_change_ns: int = 1_000_000) -> Diff:
+    ca, cb = calls_of(a), calls_of(b)
+    ka = {c.key: c for c in ca}
+    kb = {c.key: c for c in cb}
+    only_a = tuple(c.name for c in ca if c.key not in kb)
+    only_b = tuple(c.name for c in cb if c.key not in ka)
+    moved: list[Moved] = []
+    pos_b = {c.key: i for i, c in enumerate(cb)}
+    by_track: dict[str, list[Call]] = {}
+    for c in ca:
+        if c.key in kb and kb[c.key].track == c.track:
+            by_track.setdefault(c.track, []).append(c)
+    for track, common_a in by_track.items():
+        common_b = sorted(common_a, key=lambda c: pos_b[c.key])
+        keep = _kept_in_order([pos_b[c.key] for c in common_a])
+        prev_in_b = {c.key: (common_b[i - 1].name if i else None) for i, c in enumerate(common_b)}
+        for i, c in enumerate(common_a):
+            other = kb[c.key]
+            if i in keep and c.level == other.level:
+                continue
+            moved.append(Moved(c.name, track, common_a[i - 1].name if i else None,
+                               prev_in_b[c.key], c.level, other.level))
+    results = tuple(Changed(c.name, _result(c.span), _result(kb[c.key].span))
+                    for c in ca if c.key in kb and _result(c.span) != _result(kb[c.key].span))
+    timings = []
+    for c in ca:
+        o = kb.get(c.key)
+        if o is None or c.span.duration_ns is None or o.span.duration_ns is None:
+            continue
+        if abs(o.span.duration_ns - c.span.duration_ns) >= max(1, min_change_ns):
+            timings.append(Timing(c.name, c.span.duration_ns, o.span.duration_ns))
+    timings.sort(key=lambda t: -abs(t.b_ns - t.a_ns))
+    return Diff(a.parsed.source, b.parsed.source, len(ca), len(cb), only_a, only_b, tuple(moved),
+                results, tuple(timings), min_change_ns)
+
+
+# -- outputs ---------------------------------------------------------------------
+
+#: How many entries of each list the text and HTML outputs show (JSON: all).
+SHOWN = 40
+
+
+def _signed(ns: int) -> str:
+    return ("+" if ns >= 0 else "-") + format_duration(abs(ns))
+
+
+def _moved_text(m: Moved) -> str:
+    if m.across:
+        return f"{m.call}: level {m.a_level or '?'} in A, {m.b_level or '?'} in B"
+    return f"{m.call}: after {m.a_after or '(first)'} in A, after {m.b_after or '(first)'} in B"
+
+
+def diff_dict(d: Diff) -> dict[str, Any]:
+    return {
+        "schema": DIFF_SCHEMA,
+        "a": {"source": d.a_source, "calls": d.a_calls},
+        "b": {"source": d.b_source, "calls": d.b_calls},
+        "changed": d.changed,
+        "min_change_ns": d.min_change_ns,
+        "only_a": list(d.only_a),
+        "only_b": list(d.only_b),
+        "order_within_level": [{"call": m.call, "track": m.track, "a_after": m.a_after,
+                                "b_after": m.b_after, "level": m.a_level} for m in d.within],
+        "order_across_levels": [{"call": m.call, "track": m.track, "a_level": m.a_level,
+                                 "b_level": m.b_level} for m in d.across],
+        "result_changes": [{"call": r.call, "a": r.a, "b": r.b} for r in d.results],
+        "duration_changes": [{"call": t.call, "a_ns": t.a_ns, "b_ns": t.b_ns,
+                              "change_ns": t.b_ns - t.a_ns} for t in d.durations],
+    }
+
+
+def _sections(d: Diff) -> list[tuple[str, list[str]]]:
+    return [
+        ("Only in A", list(d.only_a)),
+        ("Only in B", list(d.only_b)),
+        ("Order changes within a level", [_moved_text(m) for m in d.within]),
+        ("Moved to another level", [_moved_text(m) for m in d.across]),
+        ("Result changes", [f"{r.call}: {r.a} in A, {r.b} in B" for r in d.results]),
+        (f"Duration changes >= {format_duration(d.min_change_ns)}",
+         [f"{t.call}: {format_duration(t.a_ns)} -> {format_duration(t.b_ns)} ({_signed(t.b_ns - t.a_ns)})"
+          for t in d.durations]),
+    ]
+
+
+def diff_text(d: Diff) -> str:
+    out = [f"A: {d.a_source} ({d.a_calls} calls)", f"B: {d.b_source} ({d.b_calls} calls)", ""]
+    for title, items in _sections(d):
+        out.append(f"{title}: {len(items)}")
+        out += [f"  {t}" for t in items[:SHOWN]]
+        if len(items) > SHOWN:
+            out.append(f"  ... and {len(items) - SHOWN} more (--format json lists all)")
+    verdict = "CHANGED (order or results)" if d.changed else "same order and results"
+    out += ["", f"Diff: {verdict}: {d.summary()}"]
+    return "\n".join(out) + "\n"
+
+
+def diff_html(d: Diff) -> str:
+    e = html.escape
+    body = [f"<h1>initexit diff</h1>",
+            f"<p>A: <code>{e(d.a_source)}</code> ({d.a_calls} calls)<br>"
+            f"B: <code>{e(d.b_source)}</code> ({d.b_calls} calls)</p>",
+            f'<p id="verdict">{"CHANGED (order or results)" if d.changed else "same order and results"}: '
+            f"{e(d.summary())}</p>"]
+    for title, items in _sections(d):
+        body.append(f"<h2>{e(title)}: {len(items)}</h2>")
+        if items:
+            body.append("<ul>" + "".join(f"<li><code>{e(t)}</code></li>" for t in items[:SHOWN]) + "</ul>")
+            if len(items) > SHOWN:
+                body.append(f"<p>... and {len(items) - SHOWN} more (the JSON output lists all)</p>")
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>initexit diff: {e(d.a_source)} vs {e(d.b_source)}</title>"
+            "<style>body{font-family:sans-serif;margin:1em 2em}code{font-size:90%}"
+            "h2{font-size:110%;margin-top:1.2em}</style></head>\n<body>\n"
+            + "\n".join(body) + "\n</body></html>\n")
+
+
+def render_diff(d: Diff, fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(diff_dict(d), indent=2) + "\n"
+    if fmt == "html":
+        return diff_html(d)
+    return diff_text(d)
