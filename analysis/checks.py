@@ -56,12 +56,9 @@ CHECKS: tuple[tuple[str, str], ...] = (
     ("unload-reverse-order", "on unload, exits run in the exact reverse of the inits"),
     ("exit-exactly-once", "every succeeded init that has an exit is exited exactly once, "
                           "and no exit runs for an init that did not succeed"),
-    ("declared-level", "every classic boot initcall ran in the level (band, on the series' kernels) "
-                       "the kernel declares it at (System.map or the trace.dat's kallsyms)"),
-    ("declared-link-order", "within one level, classic boot initcalls ran in link order "
-                            "(the address order of their __initcall entries)"),
-    ("declared-initcalls-ran", "every declared initcall ran (a note; a finding with --expect-all), "
-                               "and every classic boot initcall that ran is declared"),
+    ("declared-level", "every classic boot initcall ran in its declared level (band, on the series' kernels)"),
+    ("declared-link-order", "within a level, classic boot initcalls ran in link (address) order"),
+    ("declared-initcalls-ran", "every declared initcall ran, and every classic boot initcall that ran is declared"),
 )
 
 _DESCRIPTIONS = dict(CHECKS)
@@ -484,8 +481,7 @@ def _declared(cap: Capture, name: str) -> tuple[Optional[DeclaredMatch], Optiona
     """The capture's declared match, or the SKIP result saying why there is none."""
     d = cap.declared
     if d is None:
-        note = cap.declared_note or ("no declared order: pass --system-map FILE "
-                                     "(a trace.dat brings its own kallsyms)")
+        note = cap.declared_note or "no System.map: pass --system-map FILE (a trace.dat has its kallsyms)"
         return None, _result(name, (), applicable=False, note=note)
     if d.boot_initcalls == 0:
         return None, _result(name, (), applicable=False, note="no classic boot initcalls in the capture")

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from analysis.declared import bare_name
+from analysis.declared import bare_name, level_of
 from analysis.model import BANDS, CallPath, Capture, Span, SpanKind, format_duration
 from analysis.parse import InputError
 
@@ -120,16 +120,14 @@ class Diff:
                 f">= {format_duration(self.min_change_ns)}")
 
 
-def _level(s: Span, cap: Capture, declared: dict[int, str]) -> Optional[str]:
-    d = declared.get(s.start.line)
-    if d is not None:
-        return d
-    if s.level is not None:
-        return s.level
-    if s.path is CallPath.BOOT and s.prio is not None:
+def _level(s: Span, declared: dict[int, str]) -> Optional[str]:
+    """The level a call ran in (a stock kernel's level: the series' bands
+    fs_sync and rootfs are in fs, so a stock and a patched boot compare)."""
+    band = declared.get(s.start.line) or s.level
+    if band is None and s.path is CallPath.BOOT and s.prio is not None:
         below = [b for b, p in BANDS.items() if p <= s.prio]
-        return max(below, key=BANDS.__getitem__) if below else "before pure"
-    return None
+        band = max(below, key=BANDS.__getitem__) if below else "before pure"
+    return level_of(band) if band is not None else None
 
 
 def calls_of(cap: Capture) -> list[Call]:
@@ -145,7 +143,7 @@ def calls_of(cap: Capture) -> list[Call]:
         n = seen.get(base, 0)
         seen[base] = n + 1
         track = "boot" if s.path is CallPath.BOOT else f"module {s.origin} load #{s.instance + 1}"
-        out.append(Call(base + (n,), s, track, _level(s, cap, declared)))
+        out.append(Call(base + (n,), s, track, _level(s, declared)))
     return out
 
 

@@ -69,6 +69,8 @@ def _span_dict(s: Span) -> dict[str, Any]:
         "line": s.start.line,
         "instance": s.instance,
     }
+    if s.has_exit is not None:
+        d["has_exit"] = s.has_exit
     if s.reason is not None:
         d["reason"] = s.reason.value
     if s.unwind is not None:

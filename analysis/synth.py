@@ -68,6 +68,7 @@ class TraceWriter:
     ts_ns: int = 100_000_000
     lines: list[str] = field(default_factory=list)
     nsec: bool = True
+    has_exit: bool = True  # initexit_init_start carries has_exit= (kernels since the field)
 
     def emit(self, task: Task, name: str, info: str, advance_ns: int = 1_000) -> None:
         self.ts_ns += advance_ns
@@ -96,7 +97,8 @@ class TraceWriter:
         assert p.init is not None
         head = self._head(path, p.origin, idx, p.prio, p.init)
         start = self.ts_ns + 500
-        self.emit(task, "initexit_init_start", head, 500)
+        tail = f" has_exit={int(p.exit is not None)}" if self.has_exit else ""
+        self.emit(task, "initexit_init_start", head + tail, 500)
         # do_one_initcall's events nest inside; a module's init symbols are
         # gone from kallsyms at extract time, so %pS shows an address.
         shown = initcall_func or f"{p.init}+0x0"

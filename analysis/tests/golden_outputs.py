@@ -7,6 +7,7 @@ import os
 
 from analysis.build import build_capture
 from analysis.checks import run_checks
+from analysis.diff import diff_captures, render_diff
 from analysis.parse import parse_text
 from analysis.render_chrome import chrome_trace
 from analysis.render_html import render_html
@@ -49,3 +50,28 @@ def render_all(fixture: str) -> dict[str, str]:
 
 def golden_path(fixture: str, kind: str) -> str:
     return os.path.join(GOLDEN, fixture + SUFFIXES[kind])
+
+
+CAPTURED = os.path.join(FIXTURES, "captured")
+
+#: Diff goldens: name -> (A, B), fixture paths relative to fixtures/.
+DIFF_GOLDEN = {
+    "diff-stock-vs-patched-boot": ("captured/stock-boot.txt", "captured/patched-boot-declared.txt"),
+    "diff-swapped-pair": ("captured/patched-boot-declared.txt", "captured/broken-declared-link-order.txt"),
+}
+
+#: Diff output name -> file suffix.
+DIFF_SUFFIXES = {"text": ".txt", "html": ".html", "json": ".json"}
+
+
+def render_diff_all(name: str) -> dict[str, str]:
+    caps = []
+    for rel in DIFF_GOLDEN[name]:
+        with open(os.path.join(FIXTURES, rel), encoding="utf-8") as f:
+            caps.append(build_capture(parse_text(f.read(), os.path.basename(rel))))
+    d = diff_captures(caps[0], caps[1])
+    return {kind: render_diff(d, kind) for kind in DIFF_SUFFIXES}
+
+
+def diff_golden_path(name: str, kind: str) -> str:
+    return os.path.join(GOLDEN, name + DIFF_SUFFIXES[kind])

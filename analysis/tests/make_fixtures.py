@@ -214,6 +214,21 @@ def bad_wrong_fields() -> str:
     return "".join(ls)
 
 
+def _failed_load_only(has_exit: bool, drop_unwind_of: int | None = None) -> str:
+    """A load that fails at the third pair and is never loaded again, so no
+    exit is seen anywhere but in the unwind: only has_exit= tells which
+    pairs have one.  ``drop_unwind_of``: that pair's unwind is not run."""
+    w = synth.TraceWriter(has_exit=has_exit)
+    bad = synth.failing(synth.MODULE_PAIRS, "demo_register_init", -12)
+    synth.simulate_module_load(w, synth.Task("insmod", 120, 0), "ie_demo", bad)
+    ls = _lines(w.text())
+    if drop_unwind_of is not None:
+        a, b = _block(ls, rf"initexit_unwind: +path=module origin=ie_demo idx={drop_unwind_of} ",
+                      rf"exit_finish: path=module origin=ie_demo idx={drop_unwind_of} ")
+        ls = ls[:a] + ls[b:]
+    return "".join(ls)
+
+
 def synthetic_usec_timestamps() -> str:
     """trace-cmd report without -t: six-digit timestamps."""
     w = synth.TraceWriter(nsec=False)
@@ -248,6 +263,11 @@ FIXTURES_SPEC: dict[str, tuple[Callable[[], str], dict[str, Any]]] = {
     **{name: (fn, {"exit": 0, "failed": []}) for name, fn in synth.SCENARIOS.items()},
     "synthetic-other-events": (synthetic_other_events, {"exit": 0, "failed": []}),
     "synthetic-usec-timestamps": (synthetic_usec_timestamps, {"exit": 0, "failed": []}),
+    "synthetic-module-fail-only": (lambda: _failed_load_only(True), {"exit": 0, "failed": []}),
+    "synthetic-module-fail-no-has-exit": (lambda: _failed_load_only(False, 0),
+                                          {"exit": 0, "failed": []}),
+    "broken-unwind-missing-exit": (lambda: _failed_load_only(True, 0),
+                                   {"exit": 1, "failed": ["unwind-after-failure"]}),
     "dmesg-stock-boot": (lambda: _dmesg(False), {"exit": 0, "failed": []}),
     "dmesg-patched-boot": (lambda: _dmesg(True), {"exit": 0, "failed": []}),
     "dmesg-broken-boot-priority-order": (lambda: _dmesg(True, True),

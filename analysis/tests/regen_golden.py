@@ -7,7 +7,15 @@ from __future__ import annotations
 
 import os
 
-from analysis.tests.golden_outputs import GOLDEN, GOLDEN_FIXTURES, golden_path, render_all
+from analysis.tests.golden_outputs import (
+    DIFF_GOLDEN,
+    GOLDEN,
+    GOLDEN_FIXTURES,
+    diff_golden_path,
+    golden_path,
+    render_all,
+    render_diff_all,
+)
 
 
 def main() -> None:
@@ -16,6 +24,11 @@ def main() -> None:
     for fixture in GOLDEN_FIXTURES:
         for kind, text in render_all(fixture).items():
             with open(golden_path(fixture, kind), "w", encoding="utf-8") as f:
+                f.write(text)
+            n += 1
+    for name in DIFF_GOLDEN:
+        for kind, text in render_diff_all(name).items():
+            with open(diff_golden_path(name, kind), "w", encoding="utf-8") as f:
                 f.write(text)
             n += 1
     print(f"wrote {n} golden files to {GOLDEN}; check `git diff analysis/tests/golden`")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -126,14 +127,21 @@ def test_synth_large_is_valid_trace(capsys: pytest.CaptureFixture[str]) -> None:
 def test_unwind_that_cannot_be_checked_is_said_not_silently_passed(
         capsys: pytest.CaptureFixture[str], tmp_path: object) -> None:
     # A failed load whose exits never ran anywhere in the capture (a kernel
-    # that forgot to unwind, or pairs without exits: the trace cannot tell).
-    # The check cannot fail it, but it must say what it could not check.
+    # that forgot to unwind, or pairs without exits), from a kernel whose
+    # initexit_init_start has no has_exit= yet: the trace cannot tell.  The
+    # check cannot fail it, but it must say what it could not check.
     with open(GOOD, encoding="utf-8") as f:
         lines = f.readlines()[:20]
     kept = [x for x in lines if "initexit_unwind:" not in x and "initexit_exit_" not in x]
+    with_field = os.path.join(str(tmp_path), "no-unwind-has-exit.txt")
+    with open(with_field, "w", encoding="utf-8") as f:
+        f.writelines(kept)
+    # With has_exit= (today's kernel) the missing unwind is a finding.
+    assert main(["check", "-q", "--format", "json", with_field]) == 1
+    assert json.loads(capsys.readouterr().out)["failed_checks"] == ["unwind-after-failure"]
     path = os.path.join(str(tmp_path), "no-unwind.txt")
     with open(path, "w", encoding="utf-8") as f:
-        f.writelines(kept)
+        f.writelines(re.sub(r" has_exit=[01]", "", x) for x in kept)
     assert main(["check", "-q", "--format", "json", path]) == 0
     check = next(c for c in json.loads(capsys.readouterr().out)["checks"]
                  if c["name"] == "unwind-after-failure")
