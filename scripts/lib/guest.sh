@@ -164,12 +164,19 @@ count_events() {
 # NAME.timeline.{txt,html,json}, NAME.chrome.json and NAME.verdict.json and
 # prints the checks, kept in NAME.check.txt. Sets REPORT_RC to the worst
 # exit status (0 checks hold, 1 findings, 2 input error), '' when not run.
+# The built tree's System.map (KERNEL_TREE) gives the checks the kernel's
+# declared initcall order: the report text has no kallsyms of its own.
 run_report() {
-	local out=$1 name rc
+	local out=$1 name rc map=()
 	REPORT_RC=''
 	if [ ! -f "$INITEXIT_ROOT/analysis/__main__.py" ]; then
 		log "analysis/ not present: no timeline or checks"
 		return 0
+	fi
+	if [ -n "${KERNEL_TREE:-}" ] && [ -f "$KERNEL_TREE/System.map" ]; then
+		map=(--system-map "$KERNEL_TREE/System.map")
+	else
+		log "analysis: no System.map in ${KERNEL_TREE:-the kernel tree}: the declared-order checks are skipped"
 	fi
 	for name in boot scenario; do
 		if [ "$DRY_RUN" = 0 ] && [ "$(grep -c -E ' (initcall|module|initexit)_[a-z_]+: ' "$out/$name.report.txt" 2>/dev/null)" = 0 ]; then
@@ -177,9 +184,9 @@ run_report() {
 			continue
 		fi
 		rc=0
-		show_cmd "$PYTHON" -m analysis report --out-dir "$out" --name "$name" "$out/$name.report.txt"
+		show_cmd "$PYTHON" -m analysis report "${map[@]}" --out-dir "$out" --name "$name" "$out/$name.report.txt"
 		[ "$DRY_RUN" = 1 ] && continue
-		(cd "$INITEXIT_ROOT" && "$PYTHON" -m analysis report -q --color never --out-dir "$out" \
+		(cd "$INITEXIT_ROOT" && "$PYTHON" -m analysis report -q --color never "${map[@]}" --out-dir "$out" \
 			--name "$name" "$out/$name.report.txt") >"$out/$name.check.txt" || rc=$?
 		sed "s/^/  [$name] /" "$out/$name.check.txt" >&2
 		if [ -z "$REPORT_RC" ] || [ "$rc" -gt "$REPORT_RC" ]; then REPORT_RC=$rc; fi
