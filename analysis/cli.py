@@ -308,7 +308,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Compare capture A with capture B (stock vs patched boot, before vs after a\n"
                     "change, two runs): calls only in A or only in B, order changes within a\n"
                     "level and calls that moved to another level (boot; per module load), result\n"
-                    "changes, and duration changes of at least --min-change.")
+                    "changes, and duration changes of at least --min-change.\n\n"
+                    "exit status: 0; 1 with --fail-on-change when the order or a result changed;\n"
+                    "2 usage or unreadable input.")
     p.add_argument("a", metavar="A", help="the first capture (trace.dat, trace-cmd report text, dmesg, -)")
     p.add_argument("b", metavar="B", help="the second capture")
     p.add_argument("--format", choices=("text", "html", "json"), default="text",
