@@ -1,38 +1,51 @@
 #!/bin/bash
 # Lint: every host script of the harness is shellcheck clean (bash), the
-# guest scripts too (POSIX sh: busybox ash), and every Python file (the
-# analysis package, scripts/lib, the boot checks) passes mypy --strict.
-# No guest boot.
+# guest scripts and the KTAP producer too (POSIX sh: busybox ash), and
+# every Python file (the analysis package, scripts/lib with the verdicts,
+# the boot checks, the verdicts' tests) passes mypy --strict. No guest boot.
 set -u
 . "$(dirname "$0")/lib.sh"
 cd "$ROOT" || exit 1
 
-if ! command -v shellcheck >/dev/null; then
-	skip "shellcheck" "shellcheck is not installed (apt-get install shellcheck)"
+bash_files=(scripts/run scripts/test scripts/regen-patches scripts/bench scripts/check-series scripts/mutation-test
+	scripts/fresh-machine initramfs/build scripts/lib/*.sh bench/*.sh tests/harness/*.sh)
+sh_files=(initramfs/init initramfs/*.sh .ci/run tests/lib/ktap.sh)
+# The in-guest tests source ktap.inc through a path shellcheck cannot
+# follow (SC1091); everything else must be clean.
+guest_files=(tests/guest/ktap.inc tests/guest/*.sh)
+have_shellcheck=0 have_mypy=0
+command -v shellcheck >/dev/null && have_shellcheck=1
+command -v mypy >/dev/null && have_mypy=1
+n_lint=1 n_mypy=1
+[ "$have_shellcheck" = 0 ] || n_lint=$((${#bash_files[@]} + ${#sh_files[@]} + ${#guest_files[@]}))
+[ "$have_mypy" = 0 ] || n_mypy=3
+ktap_plan $((n_lint + n_mypy))
+
+if [ "$have_shellcheck" = 0 ]; then
+	ktap_skip "shellcheck" "shellcheck is not installed (apt-get install shellcheck)"
 else
-	for f in scripts/run scripts/test scripts/regen-patches scripts/bench scripts/check-series scripts/mutation-test \
-		scripts/fresh-machine \
-		initramfs/build scripts/lib/*.sh bench/*.sh tests/harness/*.sh; do
-		expect "shellcheck $f" shellcheck "$f"
+	for f in "${bash_files[@]}"; do
+		ktap_check "shellcheck $f" shellcheck "$f"
 	done
-	for f in initramfs/init initramfs/*.sh .ci/run; do
-		expect "shellcheck -s sh $f (POSIX sh for busybox ash)" shellcheck -s sh "$f"
+	for f in "${sh_files[@]}"; do
+		ktap_check "shellcheck -s sh $f (POSIX sh for busybox ash)" shellcheck -s sh "$f"
 	done
-	# The in-guest tests source ktap.inc through a path shellcheck cannot
-	# follow (SC1091); everything else must be clean.
-	for f in tests/guest/*.sh; do
-		expect "shellcheck -s sh $f (in-guest test)" shellcheck -s sh -e SC1091 "$f"
+	for f in "${guest_files[@]}"; do
+		ktap_check "shellcheck -s sh $f (in-guest test)" shellcheck -s sh -e SC1091 "$f"
 	done
 fi
-if ! command -v mypy >/dev/null; then
-	skip "mypy --strict" "mypy is not installed (apt-get install mypy)"
+if [ "$have_mypy" = 0 ]; then
+	ktap_skip "mypy --strict" "mypy is not installed (apt-get install mypy)"
 else
 	mypy_cache=$(mktemp -d)
-	expect "mypy --strict analysis scripts/lib" \
+	ktap_check "mypy --strict analysis scripts/lib" \
 		mypy --strict --no-error-summary --cache-dir="$mypy_cache" analysis scripts/lib/*.py
-	expect "mypy --strict tests/kernel" \
+	ktap_check "mypy --strict tests/kernel" \
 		env MYPYPATH="$ROOT:$ROOT/tests/kernel" \
 		mypy --strict --no-error-summary --cache-dir="$mypy_cache" tests/kernel/*.py
+	ktap_check "mypy --strict tests/verdict" \
+		env MYPYPATH="$ROOT/scripts/lib" \
+		mypy --strict --no-error-summary --cache-dir="$mypy_cache" tests/verdict/*.py
 	rm -rf "$mypy_cache"
 fi
-ktap_end
+ktap_finish

@@ -7,46 +7,51 @@ set -u
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-for cmd in scripts/run scripts/test scripts/regen-patches scripts/check-series scripts/bench \
-	scripts/mutation-test scripts/fresh-machine initramfs/build; do
+entry_points=(scripts/run scripts/test scripts/regen-patches scripts/check-series scripts/bench
+	scripts/mutation-test scripts/fresh-machine initramfs/build)
+missing_value=('scripts/run --out' 'scripts/run --append' 'scripts/run --kconfig' 'scripts/test --out'
+	'scripts/regen-patches --tree' 'scripts/bench --runs' 'scripts/mutation-test --only'
+	'scripts/fresh-machine --dir' 'initramfs/build --env')
+dry_run_prints=('tar -xf /usr/src/linux-source-6.12.tar.xz' 'make -C .* tinyconfig'
+	'merge_config.sh' 'make -C .* bzImage modules' 'qemu-system-x86_64 .*-no-reboot'
+	'trace-cmd extract -o /tmp/out/boot.dat' 'trace-cmd record -e initcall -e module'
+	'trace-cmd report -N -t -i .*/boot.dat')
+ktap_plan $((4 * ${#entry_points[@]} + 2 * ${#missing_value[@]} + ${#dry_run_prints[@]} + 7))
+
+for cmd in "${entry_points[@]}"; do
 	"$ROOT/$cmd" --help >"$tmp/o" 2>&1
-	expect "$cmd --help exits 0" [ $? = 0 ]
-	expect "... with a usage text" grep -q '^Usage: ' "$tmp/o"
+	ktap_check "$cmd --help exits 0" [ $? = 0 ]
+	ktap_check "... with a usage text" grep -q '^Usage: ' "$tmp/o"
 	"$ROOT/$cmd" --no-such-option >"$tmp/o" 2>&1
-	expect "$cmd with a bad argument exits 2" [ $? = 2 ]
-	expect "... and prints the usage" grep -q '^Usage: ' "$tmp/o"
+	ktap_check "$cmd with a bad argument exits 2" [ $? = 2 ]
+	ktap_check "... and prints the usage" grep -q '^Usage: ' "$tmp/o"
 done
 
 # An option whose value is missing is a usage error too (not bash's ${2:?}).
-for cmd in 'scripts/run --out' 'scripts/run --append' 'scripts/run --kconfig' 'scripts/test --out' \
-	'scripts/regen-patches --tree' 'scripts/bench --runs' 'scripts/mutation-test --only' \
-	'scripts/fresh-machine --dir' 'initramfs/build --env'; do
+for cmd in "${missing_value[@]}"; do
 	# shellcheck disable=SC2086  # split into command and option
 	"$ROOT"/$cmd >"$tmp/o" 2>&1
-	expect "$cmd with no value exits 2" [ $? = 2 ]
-	expect "... and says the value is missing" grep -q -e 'needs a\(n argument\| value\)' "$tmp/o"
+	ktap_check "$cmd with no value exits 2" [ $? = 2 ]
+	ktap_check "... and says the value is missing" grep -q -e 'needs a\(n argument\| value\)' "$tmp/o"
 done
 "$ROOT/scripts/run" --out '' >/dev/null 2>&1
-expect "scripts/run --out '' is a usage error" [ $? = 2 ]
+ktap_check "scripts/run --out '' is a usage error" [ $? = 2 ]
 
 "$ROOT/scripts/run" --accel warp >/dev/null 2>&1
-expect "scripts/run --accel warp is a usage error" [ $? = 2 ]
+ktap_check "scripts/run --accel warp is a usage error" [ $? = 2 ]
 "$ROOT/scripts/run" --timeout soon >/dev/null 2>&1
-expect "scripts/run --timeout soon is a usage error" [ $? = 2 ]
+ktap_check "scripts/run --timeout soon is a usage error" [ $? = 2 ]
 INITEXIT_CACHE=$tmp/cache0 "$ROOT/scripts/run" --dry-run --fail-on-findings --out "$tmp/out0" >/dev/null 2>&1
-expect "scripts/run takes --fail-on-findings" [ $? = 0 ]
+ktap_check "scripts/run takes --fail-on-findings" [ $? = 0 ]
 
 # Dry run against an empty cache: nothing may be created there.
 INITEXIT_CACHE=$tmp/cache "$ROOT/scripts/run" --dry-run --out "$tmp/out" >"$tmp/stdout" 2>"$tmp/dry"
 rc=$?
-expect "scripts/run --dry-run exits 0" [ "$rc" = 0 ]
-for want in 'tar -xf /usr/src/linux-source-6.12.tar.xz' 'make -C .* tinyconfig' \
-	'merge_config.sh' 'make -C .* bzImage modules' 'qemu-system-x86_64 .*-no-reboot' \
-	'trace-cmd extract -o /tmp/out/boot.dat' 'trace-cmd record -e initcall -e module' \
-	'trace-cmd report -N -t -i .*/boot.dat'; do
-	expect "--dry-run prints: $want" grep -q -e "^+ .*$want" "$tmp/dry"
+ktap_check "scripts/run --dry-run exits 0" [ "$rc" = 0 ]
+for want in "${dry_run_prints[@]}"; do
+	ktap_check "--dry-run prints: $want" grep -q -e "^+ .*$want" "$tmp/dry"
 done
-expect "--dry-run unpacked no tree" [ ! -e "$tmp/cache/linux-patched" ]
-expect "--dry-run booted nothing (no console.log)" [ ! -e "$tmp/out/console.log" ]
-[ "$_failed" = 0 ] || sed 's/^/# /' "$tmp/dry"
-ktap_end
+ktap_check "--dry-run unpacked no tree" [ ! -e "$tmp/cache/linux-patched" ]
+ktap_check "--dry-run booted nothing (no console.log)" [ ! -e "$tmp/out/console.log" ]
+[ "$KTAP_FAIL" = 0 ] || sed 's/^/# /' "$tmp/dry"
+ktap_finish

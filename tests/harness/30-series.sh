@@ -10,6 +10,7 @@ set -u
 . "$ROOT/scripts/lib/kernel.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+ktap_plan 20
 export INITEXIT_CACHE=$tmp/cache CACHE=$tmp/cache
 # As on a fresh machine: no user.name/user.email anywhere, so every git
 # command of the harness that needs an identity must bring its own.
@@ -36,28 +37,28 @@ mkdir -p "$pdir"
 echo "cover letter text" >"$pdir/0000-cover-letter.patch"
 echo stale >"$pdir/0007-stale-old-patch.patch"
 "$ROOT/scripts/regen-patches" --tree "$tree" --patches "$pdir" 2>"$tmp/regen.err"
-expect "regen-patches exits 0" [ $? = 0 ]
-expect "regen-patches keeps 0000-cover-letter.patch" grep -q 'cover letter text' "$pdir/0000-cover-letter.patch"
-expect "regen-patches removes old numbered patches" [ ! -e "$pdir/0007-stale-old-patch.patch" ]
-expect "series lists the two patches in order, not the cover letter" \
+ktap_check "regen-patches exits 0" [ $? = 0 ]
+ktap_check "regen-patches keeps 0000-cover-letter.patch" grep -q 'cover letter text' "$pdir/0000-cover-letter.patch"
+ktap_check "regen-patches removes old numbered patches" [ ! -e "$pdir/0007-stale-old-patch.patch" ]
+ktap_check "series lists the two patches in order, not the cover letter" \
 	[ "$(cat "$pdir/series")" = "$(printf '0001-kernel-rename-b.patch\n0002-README-add-four.patch')" ]
-expect "patches carry base-commit:" grep -q '^base-commit: ' "$pdir/0001-kernel-rename-b.patch"
+ktap_check "patches carry base-commit:" grep -q '^base-commit: ' "$pdir/0001-kernel-rename-b.patch"
 
 git -C "$tree" reset -q --hard initexit-base
 apply_series "$tree" "$pdir" 2>"$tmp/apply.err"
-expect "apply_series applies the series" [ "$(git -C "$tree" rev-parse 'HEAD^{tree}')" = "$want_tree" ]
+ktap_check "apply_series applies the series" [ "$(git -C "$tree" rev-parse 'HEAD^{tree}')" = "$want_tree" ]
 head1=$(git -C "$tree" rev-parse HEAD)
 apply_series "$tree" "$pdir" 2>"$tmp/apply2.err"
-expect "a second apply_series changes nothing" [ "$(git -C "$tree" rev-parse HEAD)" = "$head1" ]
-expect "... and says the series is already applied" grep -q 'already applied' "$tmp/apply2.err"
+ktap_check "a second apply_series changes nothing" [ "$(git -C "$tree" rev-parse HEAD)" = "$head1" ]
+ktap_check "... and says the series is already applied" grep -q 'already applied' "$tmp/apply2.err"
 
 # A developer edit with a changed series: refuse rather than reset it away.
 echo "int d;" >>"$tree/kernel/a.c"
 echo >>"$pdir/0002-README-add-four.patch"	# a changed series
 (apply_series "$tree" "$pdir") 2>"$tmp/dirty.err"
-expect "uncommitted edits + changed series: apply_series refuses" [ $? = "$EXIT_HARNESS" ]
-expect "... and says why" grep -q 'uncommitted changes' "$tmp/dirty.err"
-expect "... and the edit is still there" grep -q 'int d;' "$tree/kernel/a.c"
+ktap_check "uncommitted edits + changed series: apply_series refuses" [ $? = "$EXIT_HARNESS" ]
+ktap_check "... and says why" grep -q 'uncommitted changes' "$tmp/dirty.err"
+ktap_check "... and the edit is still there" grep -q 'int d;' "$tree/kernel/a.c"
 git -C "$tree" checkout -q -- kernel/a.c
 
 # A developer commit that is not in patches/, then patches/ changes (a pull):
@@ -66,12 +67,12 @@ echo "int e;" >>"$tree/kernel/a.c"
 git_tree "$tree" commit -q -a -m "kernel: add e"
 dev_commit=$(git -C "$tree" rev-parse HEAD)
 apply_series "$tree" "$pdir" 2>"$tmp/backup.err"
-expect "after a series change the tree is the new series again" \
+ktap_check "after a series change the tree is the new series again" \
 	[ "$(git -C "$tree" rev-parse 'HEAD^{tree}')" = "$want_tree" ]
 backup=$(git -C "$tree" branch --list 'initexit-backup-*' --format='%(refname:short)')
-expect "... and the developer's commit is kept on $backup" \
+ktap_check "... and the developer's commit is kept on $backup" \
 	[ "$(git -C "$tree" rev-parse "${backup:-none}" 2>/dev/null)" = "$dev_commit" ]
-expect "... which the run says loudly" grep -q 'kept on branch initexit-backup-' "$tmp/backup.err"
+ktap_check "... which the run says loudly" grep -q 'kept on branch initexit-backup-' "$tmp/backup.err"
 
 # A patch that does not apply: one whose context is not in the file.
 bad=$tmp/bad
@@ -82,12 +83,12 @@ sed -e 's/kernel: rename b/kernel: rename c/' -e 's/^-int b;/-int zzz;/' -e 's/^
 printf '0001-kernel-rename-b.patch\n0002-kernel-rename-c.patch\n' >"$bad/series"
 (apply_series "$tree" "$bad") 2>"$tmp/bad.err"
 rc=$?
-expect "a patch that does not apply stops with status $EXIT_HARNESS" [ "$rc" = "$EXIT_HARNESS" ]
-expect "... naming the patch" grep -q 'patch 2 of the series, 0002-kernel-rename-c.patch, does not apply' "$tmp/bad.err"
-expect "... naming the file and the hunk" grep -q 'patch failed: kernel/a.c:1' "$tmp/bad.err"
-expect "... saying what to do" grep -q 'git am -3' "$tmp/bad.err"
-expect "... leaving the patches before it applied" \
+ktap_check "a patch that does not apply stops with status $EXIT_HARNESS" [ "$rc" = "$EXIT_HARNESS" ]
+ktap_check "... naming the patch" grep -q 'patch 2 of the series, 0002-kernel-rename-c.patch, does not apply' "$tmp/bad.err"
+ktap_check "... naming the file and the hunk" grep -q 'patch failed: kernel/a.c:1' "$tmp/bad.err"
+ktap_check "... saying what to do" grep -q 'git am -3' "$tmp/bad.err"
+ktap_check "... leaving the patches before it applied" \
 	[ "$(git -C "$tree" log -1 --format=%s)" = "kernel: rename b" ]
-expect "... and no git am in progress" [ ! -d "$tree/.git/rebase-apply" ]
-[ "$_failed" = 0 ] || sed 's/^/# /' "$tmp"/*.err
-ktap_end
+ktap_check "... and no git am in progress" [ ! -d "$tree/.git/rebase-apply" ]
+[ "$KTAP_FAIL" = 0 ] || sed 's/^/# /' "$tmp"/*.err
+ktap_finish

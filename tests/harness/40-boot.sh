@@ -13,9 +13,12 @@ work=${INITEXIT_TEST_OUT:-$(mktemp -d)}
 mkdir -p "$work"
 accel=${INITEXIT_TEST_ACCEL:-auto}
 
+meta_keys=(kernel_release series_hash kernel_cmdline accel qemu_version trace_cmd_version
+	date steps_seconds guest.clocksource guest.trace_clock guest.kernel_release)
 if [ "${INITEXIT_TEST_NO_BOOT:-0}" = 1 ]; then
-	skip "boot tests" "--no-boot"
-	ktap_end
+	ktap_plan 1
+	ktap_skip "boot tests" "--no-boot"
+	ktap_finish
 	exit
 fi
 
@@ -24,25 +27,28 @@ d=json.load(open(sys.argv[1]))
 for k in sys.argv[2].split("."): d=d.get(k) if isinstance(d, dict) else None
 print("" if d is None else d)' "$1" "$2" 2>/dev/null; }
 
+# The run's own files (8 and one per meta.json key), then 14 of the
+# exit-3, panic and hang runs.
+if [ -z "$RUN_OUT" ] || [ ! -d "$RUN_OUT" ]; then ktap_plan 15; else ktap_plan $((8 + ${#meta_keys[@]} + 14)); fi
+
 # --- the run of the in-guest tests (made by scripts/test)
 if [ -z "$RUN_OUT" ] || [ ! -d "$RUN_OUT" ]; then
-	skip "output of the in-guest test run" "scripts/test did not pass INITEXIT_TEST_RUN_OUT"
+	ktap_skip "output of the in-guest test run" "scripts/test did not pass INITEXIT_TEST_RUN_OUT"
 else
 	n=$(grep -c ' initcall_start: ' "$RUN_OUT/boot.report.txt" 2>/dev/null)
-	expect "the boot trace has >= 100 initcall_start events (has ${n:-0})" [ "${n:-0}" -ge 100 ]
-	expect "the host's trace-cmd report reads boot.dat" trace-cmd report -N -i "$RUN_OUT/boot.dat" -q
-	expect "the boot trace starts at the first initcalls (console initcalls are in it)" \
+	ktap_check "the boot trace has >= 100 initcall_start events (has ${n:-0})" [ "${n:-0}" -ge 100 ]
+	ktap_check "the host's trace-cmd report reads boot.dat" trace-cmd report -N -i "$RUN_OUT/boot.dat" -q
+	ktap_check "the boot trace starts at the first initcalls (console initcalls are in it)" \
 		grep -q 'initcall_start: *func=con_init' "$RUN_OUT/boot.report.txt"
-	expect "scenario.dat came home and trace-cmd reads it" trace-cmd report -N -i "$RUN_OUT/scenario.dat" -q
-	expect "dmesg.txt holds initcall_debug lines" grep -q 'calling  .*@ 1' "$RUN_OUT/dmesg.txt"
-	for key in kernel_release series_hash kernel_cmdline accel qemu_version trace_cmd_version \
-		date steps_seconds guest.clocksource guest.trace_clock guest.kernel_release; do
-		expect "meta.json has $key" [ -n "$(json "$RUN_OUT/meta.json" "$key")" ]
+	ktap_check "scenario.dat came home and trace-cmd reads it" trace-cmd report -N -i "$RUN_OUT/scenario.dat" -q
+	ktap_check "dmesg.txt holds initcall_debug lines" grep -q 'calling  .*@ 1' "$RUN_OUT/dmesg.txt"
+	for key in "${meta_keys[@]}"; do
+		ktap_check "meta.json has $key" [ -n "$(json "$RUN_OUT/meta.json" "$key")" ]
 	done
-	expect "meta.json: trace_clock is global" [ "$(json "$RUN_OUT/meta.json" guest.trace_clock)" = global ]
+	ktap_check "meta.json: trace_clock is global" [ "$(json "$RUN_OUT/meta.json" guest.trace_clock)" = global ]
 	cs=$(json "$RUN_OUT/meta.json" guest.clocksource)
-	expect "the guest clocksource is not jiffies (is $cs)" [ "${cs:-jiffies}" != jiffies ]
-	expect "meta.json accel is kvm or tcg" grep -q -E '"accel": "(kvm|tcg)"' "$RUN_OUT/meta.json"
+	ktap_check "the guest clocksource is not jiffies (is $cs)" [ "${cs:-jiffies}" != jiffies ]
+	ktap_check "meta.json accel is kvm or tcg" grep -q -E '"accel": "(kvm|tcg)"' "$RUN_OUT/meta.json"
 fi
 
 # --- exit status 3 and --modules
@@ -56,12 +62,12 @@ SH
 "$ROOT/scripts/run" --accel "$accel" --out "$work/exit3" --guest-script "$work/exit3.sh" \
 	--modules "$ROOT/tests/harness/fixtures/hello-module" >/dev/null 2>"$work/exit3.err"
 rc=$?
-expect "a guest script that exits 3 makes scripts/run exit 3 (got $rc)" [ "$rc" = 3 ]
-expect "--modules: the module was in the guest at \$USER_MODULES and loaded" \
+ktap_check "a guest script that exits 3 makes scripts/run exit 3 (got $rc)" [ "$rc" = 3 ]
+ktap_check "--modules: the module was in the guest at \$USER_MODULES and loaded" \
 	grep -q '^initexit_hello ' "$work/exit3/guest/hello.txt"
-expect "scenario.report.txt shows the module load" \
+ktap_check "scenario.report.txt shows the module load" \
 	grep -q 'module_load: *initexit_hello' "$work/exit3/scenario.report.txt"
-expect "meta.json records guest_exit 3" [ "$(json "$work/exit3/meta.json" guest_exit)" = 3 ]
+ktap_check "meta.json records guest_exit 3" [ "$(json "$work/exit3/meta.json" guest_exit)" = 3 ]
 
 # --- panic: with panic=-1 the guest reboots at once and QEMU exits
 echo 'echo c >/proc/sysrq-trigger' >"$work/panic.sh"
@@ -70,11 +76,11 @@ t0=$(date +%s)
 	--timeout 120 --no-report >/dev/null 2>"$work/panic.err"
 rc=$?
 secs=$(($(date +%s) - t0))
-expect "a panicking guest fails scripts/run (exit $rc)" [ "$rc" = 125 ]
-expect "... well within the timeout (${secs} s of 120)" [ "$secs" -lt 120 ]
-expect "... saying it panicked" grep -q 'the guest kernel panicked' "$work/panic.err"
-expect "... with the last console lines" grep -q -e '---- last 30 lines of .*console.log' "$work/panic.err"
-expect "... and the boot trace still came home" [ -s "$work/panic/boot.dat" ]
+ktap_check "a panicking guest fails scripts/run (exit $rc)" [ "$rc" = 125 ]
+ktap_check "... well within the timeout (${secs} s of 120)" [ "$secs" -lt 120 ]
+ktap_check "... saying it panicked" grep -q 'the guest kernel panicked' "$work/panic.err"
+ktap_check "... with the last console lines" grep -q -e '---- last 30 lines of .*console.log' "$work/panic.err"
+ktap_check "... and the boot trace still came home" [ -s "$work/panic/boot.dat" ]
 
 # --- hang: the guest script never ends; --timeout stops it
 echo 'sleep 100000' >"$work/hang.sh"
@@ -83,10 +89,10 @@ t0=$(date +%s)
 	--timeout 30 --no-report >/dev/null 2>"$work/hang.err"
 rc=$?
 secs=$(($(date +%s) - t0))
-expect "a hanging guest fails scripts/run with 124 (exit $rc)" [ "$rc" = 124 ]
-expect "... within the timeout (${secs} s for --timeout 30 plus the build check)" [ "$secs" -lt 60 ]
-expect "... saying it did not finish" grep -q 'did not finish within --timeout 30' "$work/hang.err"
-expect "... with the last console lines" grep -q -e '---- last 30 lines of .*console.log' "$work/hang.err"
-expect "... and the boot trace still came home" [ -s "$work/hang/boot.dat" ]
-[ "$_failed" = 0 ] || tail -n 40 "$work"/*.err | sed 's/^/# /'
-ktap_end
+ktap_check "a hanging guest fails scripts/run with 124 (exit $rc)" [ "$rc" = 124 ]
+ktap_check "... within the timeout (${secs} s for --timeout 30 plus the build check)" [ "$secs" -lt 60 ]
+ktap_check "... saying it did not finish" grep -q 'did not finish within --timeout 30' "$work/hang.err"
+ktap_check "... with the last console lines" grep -q -e '---- last 30 lines of .*console.log' "$work/hang.err"
+ktap_check "... and the boot trace still came home" [ -s "$work/hang/boot.dat" ]
+[ "$KTAP_FAIL" = 0 ] || tail -n 40 "$work"/*.err | sed 's/^/# /'
+ktap_finish

@@ -7,6 +7,7 @@ set -u
 . "$ROOT/scripts/lib/common.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+ktap_plan 19
 mkdir -p "$tmp/bin"
 # The fake: --version like QEMU; otherwise count the call and act as
 # FAKE_QEMU says: boot (print the kernel banner), hang, or fail.
@@ -41,50 +42,50 @@ calls_are() { [ "$(calls)" = "$1" ]; }
 
 rm -f "$tmp/calls"
 r=$(probe boots "$tmp/kvm")
-expect "a guest that reaches its console: KVM ($r)" [ "$r" = "kvm|KVM probe: works" ]
-expect "... no fallback banner" no_banner
-expect "... the probe booted once" [ "$(calls)" = 1 ]
+ktap_check "a guest that reaches its console: KVM ($r)" [ "$r" = "kvm|KVM probe: works" ]
+ktap_check "... no fallback banner" no_banner
+ktap_check "... the probe booted once" [ "$(calls)" = 1 ]
 r=$(probe boots "$tmp/kvm" "$tmp/cache-boots")
-expect "a second run uses the cached answer without booting ($r)" calls_are 1
-expect "... and says so" [ "${r%% (delete *}" = "kvm|KVM probe: cached: works" ]
+ktap_check "a second run uses the cached answer without booting ($r)" calls_are 1
+ktap_check "... and says so" [ "${r%% (delete *}" = "kvm|KVM probe: cached: works" ]
 
 r=$(probe hangs "$tmp/kvm")
-expect "a guest that hangs: TCG ($r)" [ "$r" = "tcg|KVM probe: hangs (no console line within 2 s)" ]
-expect "... with the loud banner" banner ": KVM probe: hangs"
-expect "... saying the timings are TCG's" grep -q "not KVM timings" "$tmp/err"
+ktap_check "a guest that hangs: TCG ($r)" [ "$r" = "tcg|KVM probe: hangs (no console line within 2 s)" ]
+ktap_check "... with the loud banner" banner ": KVM probe: hangs"
+ktap_check "... saying the timings are TCG's" grep -q "not KVM timings" "$tmp/err"
 
 r=$(probe fails "$tmp/kvm")
-expect "QEMU refuses KVM: TCG, quoting QEMU's error line ($r)" \
+ktap_check "QEMU refuses KVM: TCG, quoting QEMU's error line ($r)" \
 	[ "$r" = "tcg|KVM probe: fails (qemu exit 1: qemu-system-x86_64: error: failed to initialize kvm: Permission denied)" ]
-expect "... with the banner" banner ": KVM probe: fails"
+ktap_check "... with the banner" banner ": KVM probe: fails"
 rm -f "$tmp/calls"
 r=$(probe fails "$tmp/kvm" "$tmp/cache-fails")
-expect "a cached refusal: TCG without probing again ($r)" calls_are 0
-expect "... and says it is the cached answer" [ "${r%% (delete *}" = "tcg|KVM probe: cached: fails (qemu exit 1: qemu-system-x86_64: error: failed to initialize kvm: Permission denied)" ]
+ktap_check "a cached refusal: TCG without probing again ($r)" calls_are 0
+ktap_check "... and says it is the cached answer" [ "${r%% (delete *}" = "tcg|KVM probe: cached: fails (qemu exit 1: qemu-system-x86_64: error: failed to initialize kvm: Permission denied)" ]
 
 rm -f "$tmp/calls"
 r=$(probe boots "$tmp/no-such-kvm")
-expect "no KVM device: TCG ($r)" [ "$r" = "tcg|no $tmp/no-such-kvm" ]
-expect "... without probing" calls_are 0
-expect "... with the banner" banner ": no $tmp/no-such-kvm"
+ktap_check "no KVM device: TCG ($r)" [ "$r" = "tcg|no $tmp/no-such-kvm" ]
+ktap_check "... without probing" calls_are 0
+ktap_check "... with the banner" banner ": no $tmp/no-such-kvm"
 
 chmod 000 "$tmp/kvm"
 if [ "$(id -u)" = 0 ]; then
 	# root reads and writes a mode-000 file: the permission branch cannot
 	# be reached as root, so show that the device is then probed instead.
 	r=$(probe boots "$tmp/kvm" "$tmp/cache-root")
-	expect "as root a mode-000 device is still usable: probed ($r)" [ "$r" = "kvm|KVM probe: works" ]
+	ktap_check "as root a mode-000 device is still usable: probed ($r)" [ "$r" = "kvm|KVM probe: works" ]
 else
 	r=$(probe boots "$tmp/kvm" "$tmp/cache-perm")
-	expect "a device this user cannot open: TCG ($r)" [[ "$r" == "tcg|$tmp/kvm not usable by "* ]]
+	ktap_check "a device this user cannot open: TCG ($r)" [[ "$r" == "tcg|$tmp/kvm not usable by "* ]]
 fi
 
 rm -f "$tmp/calls"
 r=$(FAKE_QEMU=boots FAKE_CALLS=$tmp/calls PATH="$tmp/bin:$PATH" ROOT="$ROOT" INITEXIT_CACHE=$tmp/c2 bash -c '
 	. "$ROOT/scripts/lib/common.sh"; . "$ROOT/scripts/lib/guest.sh"
 	choose_accel tcg x; printf "%s|%s\n" "$ACCEL" "$ACCEL_NOTE"' 2>"$tmp/err")
-expect "--accel tcg: TCG ($r)" [ "$r" = "tcg|requested with --accel tcg" ]
-expect "... no probe" calls_are 0
-expect "... no banner" no_banner
+ktap_check "--accel tcg: TCG ($r)" [ "$r" = "tcg|requested with --accel tcg" ]
+ktap_check "... no probe" calls_are 0
+ktap_check "... no banner" no_banner
 
-ktap_end
+ktap_finish

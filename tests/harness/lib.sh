@@ -1,33 +1,18 @@
 # shellcheck shell=bash
 # ROOT and RUN_OUT are for the test files that source this.
 # shellcheck disable=SC2034
-# KTAP output for the harness's own tests (host side). Source it, call
-# ok/not_ok/skip for each case, then ktap_end. Each file is one test suite.
+# The harness's own tests (host side, bash): each file is one KTAP test
+# suite written with tests/lib/ktap.sh, the producer the in-guest tests use
+# too. Plan first, then one call per case, then ktap_finish:
 #
 #   . "$(dirname "$0")/lib.sh"
-#   check "scripts/run --help exits 0" scripts/run --help
+#   ktap_plan 1
+#   ktap_check "scripts/run --help exits 0" "$ROOT/scripts/run" --help
+#   ktap_finish
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-_n=0
-_failed=0
-echo "KTAP version 1"
-
-ok() { _n=$((_n + 1)); echo "ok $_n - $*"; }
-not_ok() { _n=$((_n + 1)); _failed=$((_failed + 1)); echo "not ok $_n - $*"; }
-skip() { _n=$((_n + 1)); echo "ok $_n - $1 # SKIP $2"; }
-diag() { printf '# %s\n' "$@"; }
-
-# expect DESC COND-COMMAND... : ok when the command succeeds.
-expect() {
-	local desc=$1
-	shift
-	if "$@"; then ok "$desc"; else not_ok "$desc"; fi
-}
-
-ktap_end() {
-	echo "1..$_n"
-	[ "$_failed" = 0 ]
-}
+# shellcheck source=../lib/ktap.sh
+. "$ROOT/tests/lib/ktap.sh"
 
 # The output folder of the guest-test run scripts/test made, if any.
 RUN_OUT=${INITEXIT_TEST_RUN_OUT:-}

@@ -1,0 +1,267 @@
+"""The judge of scripts/test and scripts/mutation-test on saved outputs:
+one file of data/ per edge case. Each KTAP case is read by both readers
+(the kernel's kunit_parser.py when an unpacked tree has it, and
+verdict.py's own), which must agree."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts" / "lib"))
+
+import verdict  # noqa: E402
+from verdict import BootFacts, Status, Verdict  # noqa: E402
+
+DATA = Path(__file__).parent / "data"
+READERS = ["own", pytest.param("kunit", marks=pytest.mark.skipif(
+    verdict.kunit_parser() is None, reason="no unpacked kernel tree with tools/testing/kunit/kunit_parser.py"))]
+
+# file, exit status (None: no exit file), passed, failed, skipped, a text in every failure
+KTAP_CASES = [
+    ("all-pass.tap", 0, 3, 0, 0, ""),
+    ("harness-cli.tap", 0, 65, 0, 0, ""),
+    ("one-fail.tap", 1, 2, 1, 0, "not ok 2 - sweep: fail_at=1 unwinds in reverse"),
+    ("skip.tap", 0, 1, 0, 1, ""),
+    ("stopped-early.tap", 0, 3, 3, 0, "never reported"),
+    ("short-at-finish.tap", 1, 3, 3, 0, "never reported"),
+    ("bail-out.tap", 1, 1, 3, 0, "never reported"),
+    ("crashed-mid-test.tap", None, 2, 4, 0, ""),
+    ("nonzero-exit.tap", 3, 2, 1, 0, "exited 3 although every case passed"),
+    ("extra-results.tap", 1, 2, 1, 0, "1 result(s) after the plan's last case (plan 1..2)"),
+    ("no-plan.tap", 0, 2, 1, 0, "no plan"),
+    ("trailing-plan.tap", 0, 2, 1, 0, "no plan"),
+    ("misnumbered.tap", 0, 3, 2, 0, "Expected test number"),
+    ("empty.tap", 0, 0, 1, 0, "Could not find any KTAP output"),
+    ("header-only.tap", 0, 0, 3, 0, "never reported"),
+]
+
+
+@pytest.mark.parametrize("reader", READERS)
+@pytest.mark.parametrize("name,rc,passed,failed,skipped,text", KTAP_CASES)
+def test_ktap(name: str, rc: int | None, passed: int, failed: int, skipped: int, text: str,
+              reader: str) -> None:
+    v = verdict.judge_ktap("t", (DATA / name).read_text(), rc, reader=reader)
+    assert (v.passed, v.failed, v.skipped) == (passed, failed, skipped), v.failures
+    assert all(text in f for f in v.failures[-1:]) or any(text in f for f in v.failures)
+
+
+@pytest.mark.skipif(verdict.kunit_parser() is None, reason="no kunit_parser.py in an unpacked tree")
+@pytest.mark.parametrize("name", [c[0] for c in KTAP_CASES])
+def test_readers_agree(name: str) -> None:
+    """kunit_parser and the own reader find the same plan, cases and problems."""
+    text = (DATA / name).read_text()
+    own = verdict.read_ktap(text)
+    kunit = verdict.read_ktap_kunit(text, verdict.kunit_parser())
+    assert own.plan == kunit.plan
+    assert [(c.number, c.status) for c in own.cases] == [(c.number, c.status) for c in kunit.cases]
+    assert own.problems == kunit.problems
+
+
+def test_kunit_loop_is_caught() -> None:
+    """kunit_parser loops for ever on a plan after the results: the guard
+    stops it and the own reader answers."""
+    kp = verdict.kunit_parser()
+    if kp is None:
+        pytest.skip("no kunit_parser.py")
+    r = verdict.read_ktap_kunit((DATA / "trailing-plan.tap").read_text(), kp)
+    assert r.reader.startswith("verdict") and r.plan is None
+
+
+def test_skip_is_counted_as_skipped_not_passed() -> None:
+    r = verdict.read_ktap((DATA / "skip.tap").read_text())
+    assert [c.status for c in r.cases] == [Status.PASS, Status.SKIP]
+    assert r.cases[1].description == "order: debugfs initexit/modules"
+
+
+def test_did_not_finish_names_the_console() -> None:
+    v = verdict.judge_ktap("tests/guest/50-module-malformed.sh", (DATA / "crashed-mid-test.tap").read_text(),
+                           None, console="out/x/console.log")
+    assert v.failures[-1] == ("tests/guest/50-module-malformed.sh: did not finish (no exit status: the guest "
+                              "crashed or hung in it; see out/x/console.log)")
+
+
+# --------------------------------------------------------------- pytest
+
+@pytest.mark.parametrize("name,rc,passed,failed,skipped,text", [
+    ("pytest-pass.xml", 0, 2, 0, 0, ""),
+    ("pytest-mixed.xml", 1, 1, 2, 1, "test_mix.py::test_fails: AssertionError: order differs"),
+    ("pytest-collect-error.xml", 2, 0, 1, 0, "collection failure"),
+    ("pytest-no-tests.xml", 5, 0, 1, 0, "pytest exited 5 without a failing test"),
+    ("pytest-truncated.xml", 0, 0, 1, 0, "no readable --junitxml"),
+    ("no-such.xml", 4, 0, 1, 0, "no readable --junitxml"),
+])
+def test_junit(name: str, rc: int, passed: int, failed: int, skipped: int, text: str) -> None:
+    v = verdict.judge_junit("p", DATA / name, rc, "p.log")
+    assert (v.passed, v.failed, v.skipped) == (passed, failed, skipped), v.failures
+    assert any(text in f for f in v.failures) or not text
+
+
+# ------------------------------------------------------------ summary
+
+def test_summary_line_format() -> None:
+    vs = [Verdict("a", passed=3), Verdict("b", passed=1, failures=("b: x",))]
+    assert verdict.summary(vs) == ("4 passed, 1 failed", ["b: x"])
+    assert verdict.summary([Verdict("a", passed=2, skipped=1)])[0] == "2 passed, 0 failed, 1 skipped"
+    assert verdict.summary([], ["judge broke"]) == ("0 passed, 1 failed", ["judge broke"])
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(ROOT / "scripts/lib/verdict.py"), *args],
+                          capture_output=True, text=True, check=False)
+
+
+def test_stopped_early_fails_the_summary(tmp_path: Path) -> None:
+    """The CLI path scripts/test takes: a KTAP test that stops after its
+    third case of six and exits 0 is 3 passed, 3 failed, and the summary
+    exits 1."""
+    rec = tmp_path / "verdicts.jsonl"
+    r = run_cli("ktap", "--record", str(rec), "--name", "tests/guest/99-x.sh", "--exit", "0",
+                str(DATA / "stopped-early.tap"))
+    assert r.returncode == 0 and "never reported" in r.stderr
+    s = run_cli("summary", str(rec))
+    assert (s.returncode, s.stdout) == (1, "3 passed, 3 failed\n")
+
+
+def test_record_round_trip(tmp_path: Path) -> None:
+    v = Verdict("n", 1, 2, ("n: a", "n: b"), "d")
+    assert Verdict.from_json(v.to_json()) == v
+    assert json.loads(v.to_json())["failed"] == 2
+
+
+def test_same_cases() -> None:
+    assert verdict.judge_same_cases("l", DATA / "all-pass.tap", DATA / "all-pass.tap").passed == 1
+    v = verdict.judge_same_cases("l", DATA / "all-pass.tap", DATA / "one-fail.tap")
+    assert v.failed == 1 and "differ" in v.failures[0]
+
+
+def test_run_and_analysis(tmp_path: Path) -> None:
+    assert verdict.judge_run("r", 1, "d").passed == 1
+    assert "exited 125 (output: d)" in verdict.judge_run("scripts/run", 125, "d").failures[0]
+    assert verdict.judge_analysis("a", tmp_path).skipped == 1
+    (tmp_path / "meta.json").write_text('{"analysis_check": 1}')
+    assert verdict.judge_analysis("a", tmp_path).failed == 1
+
+
+# ----------------------------------------------------------- mutations
+
+def mutation_run(tmp_path: Path, sweep: str | None, with_boot: bool = True) -> Path:
+    """A run folder: 10-module-order passed; 20-module-fail-sweep SWEEP
+    (a data/ file; None: it never finished)."""
+    k = tmp_path / "run" / "guest" / "ktap"
+    k.mkdir(parents=True)
+    shutil.copy(DATA / "all-pass.tap", k / "10-module-order.tap")
+    (k / "10-module-order.exit").write_text("0\n")
+    if sweep:
+        shutil.copy(DATA / sweep, k / "20-module-fail-sweep.tap")
+        (k / "20-module-fail-sweep.exit").write_text("1\n" if "fail" in sweep else "0\n")
+    if with_boot:
+        (tmp_path / "run" / "boot.report.txt").write_text("x\n")
+    return tmp_path / "run"
+
+
+TESTS = ["10-module-order", "20-module-fail-sweep"]
+PATCH = DATA / "mutation-forward-unwind.patch"
+
+
+def test_mutation_caught(tmp_path: Path) -> None:
+    ok, lines = verdict.judge_mutation(mutation_run(tmp_path, "one-fail.tap"), TESTS, PATCH,
+                                       DATA / "pytest-boot.xml")
+    assert ok
+    assert lines[0] == "  expected 20-module-fail-sweep: unwinds in reverse -> caught"
+    assert lines[1].startswith("  expected boot: test_builtin_order -> caught: Left contains one more item: ")
+    assert lines[2] == "  failing: 20-module-fail-sweep: not ok 2 - sweep: fail_at=1 unwinds in reverse"
+
+
+def test_mutation_not_caught(tmp_path: Path) -> None:
+    ok, lines = verdict.judge_mutation(mutation_run(tmp_path, "all-pass.tap"), TESTS, PATCH,
+                                       DATA / "pytest-pass.xml")
+    assert not ok
+    assert lines[0] == "  expected 20-module-fail-sweep: unwinds in reverse -> NOT CAUGHT"
+    assert "NOT CAUGHT (cannot run: pytest did not run test_builtin_order" in lines[1]
+
+
+def test_mutation_did_not_finish_is_caught(tmp_path: Path) -> None:
+    ok, lines = verdict.judge_mutation(mutation_run(tmp_path, None, with_boot=False), TESTS, PATCH, None)
+    assert lines[0] == "  expected 20-module-fail-sweep: unwinds in reverse -> caught: 20-module-fail-sweep did not finish"
+    assert "cannot run: " in lines[1] and "boot.report.txt missing" in lines[1]
+    assert not ok
+
+
+def test_unmutated_needs_every_plan_kept(tmp_path: Path) -> None:
+    """The series itself: a test that stopped early is a failure there too."""
+    ok, lines = verdict.judge_mutation(mutation_run(tmp_path, "stopped-early.tap"), TESTS, None,
+                                       DATA / "pytest-boot.xml", [PATCH])
+    assert not ok
+    assert any("never reported" in ln for ln in lines)
+    assert any(ln.startswith("  boot: test_builtin_order: fail: Left contains") for ln in lines)
+
+
+def test_boot_names() -> None:
+    assert verdict.boot_names([PATCH, PATCH]) == ["test_builtin_order"]
+
+
+# ------------------------------------------------------------- a boot
+
+def boot_dir(tmp_path: Path, console: str | None, status: str | None = "0") -> Path:
+    out = tmp_path / "out"
+    out.mkdir()
+    if console:
+        shutil.copy(DATA / console, out / "console.log")
+    if status is not None:
+        (out / "guest-status").write_text(status + "\n")
+    return out
+
+
+def test_diagnose_clean(tmp_path: Path) -> None:
+    d = verdict.diagnose(BootFacts(boot_dir(tmp_path, "console-clean.log"), 0, 300, "ok", 900, "ok"))
+    assert (d.exit_status, d.problems, d.oopses, d.warnings) == (0, (), 0, 0)
+
+
+def test_diagnose_panic(tmp_path: Path) -> None:
+    d = verdict.diagnose(BootFacts(boot_dir(tmp_path, "console-panic.log", None), 0, 120, "ok", 900, "none"))
+    assert d.exit_status == 125 and d.panicked
+    assert d.problems[0] == "the guest kernel panicked: [    1.403207] Kernel panic - not syncing: sysrq triggered crash"
+    assert "the guest script did not finish (no exit status)" in d.problems
+    # a panic explains the missing scenario trace: not listed on its own
+    assert not any("scenario" in p for p in d.problems)
+
+
+def test_diagnose_hang(tmp_path: Path) -> None:
+    d = verdict.diagnose(BootFacts(boot_dir(tmp_path, "console-hang.log", None), 124, 30, "ok", 900, "none"))
+    assert d.exit_status == 124
+    assert d.problems[0] == "the guest did not finish within --timeout 30 s (hang)"
+
+
+def test_diagnose_oops(tmp_path: Path) -> None:
+    d = verdict.diagnose(BootFacts(boot_dir(tmp_path, "console-oops.log"), 0, 300, "ok", 900, "ok"))
+    assert (d.exit_status, d.oopses) == (125, 2)
+    assert d.problems[0].startswith("the guest kernel reported 2 Oops/BUG line(s)")
+
+
+def test_diagnose_warning_is_no_problem(tmp_path: Path) -> None:
+    d = verdict.diagnose(BootFacts(boot_dir(tmp_path, "console-warning.log"), 0, 300, "ok", 900, "ok"))
+    assert (d.exit_status, d.warnings) == (0, 1)
+
+
+@pytest.mark.parametrize("report,initcalls,problem", [
+    ("none", 0, "no boot trace came back (boot.dat missing or empty)"),
+    ("failed", 0, "the host's trace-cmd report cannot read boot.dat"),
+    ("ok", 0, "boot.dat holds no initcall_start events (empty trace)"),
+])
+def test_diagnose_boot_trace(tmp_path: Path, report: str, initcalls: int, problem: str) -> None:
+    d = verdict.diagnose(BootFacts(boot_dir(tmp_path, "console-clean.log"), 0, 300, report, initcalls, "ok"))
+    assert d.exit_status == 125 and d.problems == (problem,)
+
+
+def test_diagnose_lines_for_bash(tmp_path: Path) -> None:
+    r = run_cli("diagnose", "--qemu-exit", "0", "--timeout", "300", "--boot-report", "ok",
+                "--boot-initcalls", "0", "--scenario-report", "ok", str(boot_dir(tmp_path, "console-clean.log")))
+    assert r.stdout.splitlines()[:5] == ["exit=125", "panicked=0", "oopses=0", "warnings=0",
+                                        "problem=boot.dat holds no initcall_start events (empty trace)"]
