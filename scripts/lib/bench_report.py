@@ -418,7 +418,7 @@ def main(argv: list[str]) -> int:
     if failed:
         print("FAILED: " + ", ".join(failed))
     (out / "bench.json").write_text(json.dumps({
-        "schema": "initexit-bench/1", "host": host, "accel": sorted(accels),
+        "schema": "initexit-bench-run/1", "host": host, "accel": sorted(accels),
         "guest_clocksource": sorted(clocks), "failed": failed,
         "runs": [{"label": r[0], "status": r[1], "wall_s": r[2], "out": r[3],
                   "loadavg": r[4] if len(r) > 4 else ""} for r in runs],
