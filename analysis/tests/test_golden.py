@@ -10,7 +10,17 @@ from typing import Any
 
 import pytest
 
-from analysis.tests.golden_outputs import GOLDEN_FIXTURES, SUFFIXES, golden_path, render_all
+from analysis.build import build_capture
+from analysis.checks import run_checks
+from analysis.model import Verdict
+from analysis.parse import parse_text
+from analysis.tests.golden_outputs import (
+    FIXTURES,
+    GOLDEN_FIXTURES,
+    SUFFIXES,
+    golden_path,
+    render_all,
+)
 
 CASES = [(f, k) for f in GOLDEN_FIXTURES for k in SUFFIXES]
 
@@ -37,7 +47,7 @@ class _Collector(HTMLParser):
         for k, v in attrs:
             if k in ("src", "href") and v and not v.startswith("#"):
                 self.external.append(v)
-        if tag not in ("meta", "line", "br", "link", "img"):
+        if tag not in ("meta", "line", "br", "link", "img", "input"):
             self.stack.append(tag)
         self._in_title = tag == "title"
 
@@ -54,6 +64,11 @@ class _Collector(HTMLParser):
             self.title += data
 
 
+def render_all_verdict(fixture: str) -> Verdict:
+    with open(f"{FIXTURES}/{fixture}.txt", encoding="utf-8") as f:
+        return run_checks(build_capture(parse_text(f.read(), fixture + ".txt")))
+
+
 @pytest.mark.parametrize("fixture", GOLDEN_FIXTURES)
 def test_html_structure(fixture: str) -> None:
     page = render_all(fixture)["html"]
@@ -63,18 +78,21 @@ def test_html_structure(fixture: str) -> None:
     assert not c.stack, f"unclosed tags {c.stack}"
     assert c.title.startswith("initexit timeline")
     assert not c.external, "the page must be self-contained"
-    assert c.tags.count("svg") >= 1 and "rect" in c.tags
-    assert "Legend:" in page and "time since" in page
+    assert c.tags.count("svg") == 1 and "rect" in c.tags  # the static overview
+    assert "Legend:" in page and 'id="explorer"' in page and 'id="controls"' in page
     assert 'id="verdict"' in page and 'id="checks"' in page
-    # Each inline SVG is well-formed XML with an axis label carrying a unit.
-    start = 0
-    while (i := page.find("<svg", start)) >= 0:
-        j = page.index("</svg>", i) + len("</svg>")
-        root = ET.fromstring(page[i:j])
-        texts = [t.text or "" for t in root.iter("{http://www.w3.org/2000/svg}text")]
-        assert any(t.startswith("time since") and t.rstrip().endswith(("(ns)", "(us)", "(ms)", "(s)"))
-                   for t in texts)
-        start = j
+    # The overview is well-formed XML: shaded regions, an axis in seconds.
+    i = page.index("<svg")
+    root = ET.fromstring(page[i:page.index("</svg>", i) + len("</svg>")])
+    svg_ns = "{http://www.w3.org/2000/svg}"
+    texts = [t.text or "" for t in root.iter(svg_ns + "text")]
+    assert "trace clock (s)" in texts
+    assert [r for r in root.iter(svg_ns + "rect") if r.get("class") == "region"]
+    # The explorer's data: one record per call, names without +0x0.
+    data = json.loads(page.split('id="initexit-data">', 1)[1].split("</script>", 1)[0])
+    calls = render_all_verdict(fixture).capture.spans
+    assert len(data["calls"]) == len(calls)
+    assert all("+0x0" not in c[5] for c in data["calls"])
 
 
 def _nesting_ok(events: list[dict[str, Any]]) -> None:
