@@ -339,7 +339,8 @@ function showDetail(i) {
       (c[REASON] ? ", reason " + c[REASON] : ""));
   row("origin", c[ORI] || "-");
   row("priority", c[PRIO] !== null ? String(c[PRIO]) : "- (classic initcall: its level's bands)");
-  row("band", (c[BAND] || "-") + (c[LEVEL] ? "  (after initcall_level " + c[LEVEL] + ")" : ""));
+  row("band", c[PATH] === "module" ? "- (a module's priorities order its own pairs)" :
+      (c[BAND] || "-") + (c[LEVEL] ? "  (after initcall_level " + c[LEVEL] + ")" : ""));
   row("task", c[TASK] + (c[CPU] >= 0 ? " on CPU " + c[CPU] : ""));
   row("start", fmtAbs(c[S]) + " s");
   row("duration", fmtDur(c[DUR]));
@@ -851,7 +852,7 @@ def _overview_svg(d: PageData) -> str:
         x, w = a * k, max(0.3, (b - a) * k)
         out.append(f'<rect class="region" x="{x:.2f}" y="0" width="{w:.2f}" '
                    f'height="{OV_BAND_H + OV_BUSY_H}" fill="{fill}"><title>{_esc(label)}</title></rect>')
-        if kind == "band" and w > len(label) * 6.6 + 2:
+        if w > len(label) * 6.6 + 2:
             out.append(f'<text x="{x + 1.5:.2f}" y="11" font-size="10">{_esc(label)}</text>')
     # The busy profile as one path (OV_BINS columns).
     base = OV_BAND_H + OV_BUSY_H
