@@ -9,11 +9,11 @@
 set -eu
 . "$(dirname "$0")/ktap.inc"
 N=8
-ktap_plan $((N + 3))
+ktap_plan $((N + 4))
 T=${INITEXIT_TRACING:-/sys/kernel/tracing}
 if [ ! -d "$T/events/initexit" ]; then
 	i=0
-	while [ "$i" -lt $((N + 3)) ]; do ktap_skip "initexit events" "no initexit trace events in this kernel"; i=$((i + 1)); done
+	while [ "$i" -lt $((N + 4)) ]; do ktap_skip "initexit events" "no initexit trace events in this kernel"; i=$((i + 1)); done
 	ktap_finish
 	exit 0
 fi
@@ -45,7 +45,7 @@ expect_inits() { # up to K (inclusive); K fails when FAIL=1
 	while [ "$j" -le "$1" ]; do
 		p=$(prio_of "$j") ret=0
 		[ "$j" = "$1" ] && [ "$2" = 1 ] && ret=-$((200 + j))
-		echo "initexit_init_start: $M idx=$j prio=$p func=f${j}_init"
+		echo "initexit_init_start: $M idx=$j prio=$p func=f${j}_init has_exit=1"
 		echo "initexit_init_finish: $M idx=$j prio=$p func=f${j}_init ret=$ret duration_ns=D"
 		j=$((j + 1))
 	done
@@ -78,6 +78,15 @@ modunload initexit_fail
 { expect_inits $((N - 1)) 0; expect_exits "$N" unload; } >"$WORK/expect"
 events >"$WORK/actual"
 ktap_same "events: good load then unload: exits in reverse, reason=unload" "$WORK/expect" "$WORK/actual"
+
+# has_exit tells an init that nothing can undo: initexit_perm's second pair.
+modload "$MODDIR/initexit_perm.ko"
+modunload initexit_perm force
+P='path=module origin=initexit_perm'
+printf '%s\n' "initexit_init_start: $P idx=0 prio=-10 func=p0_init has_exit=1" \
+	"initexit_init_start: $P idx=1 prio=10 func=p1_init has_exit=0" >"$WORK/expect"
+events | grep '^initexit_init_start' >"$WORK/perm" || true
+ktap_same "events: has_exit=0 for an init without exit, 1 otherwise" "$WORK/expect" "$WORK/perm"
 
 # Names survive the load: after init, kallsyms forgets __init symbols, the
 # events must still carry the string.

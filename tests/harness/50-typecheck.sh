@@ -2,7 +2,9 @@
 # module_init_exit() checks its functions' types at compile time: an
 # out-of-tree module whose init or exit has the wrong type must fail to
 # build with the macro's message, and one with the right types (and NULL
-# for either function) must build. Builds against the patched tree that
+# for either function) must build. modpost must report a section mismatch
+# for an __init exit (freed after load, called by rmmod) and an __exit
+# init, as it does for module_exit(). Builds against the patched tree that
 # scripts/run built (skipped when there is none); no guest boot.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -13,16 +15,21 @@ set -u
 
 tree=${INITEXIT_TEST_TREE:-$CACHE/linux-patched}
 if [ ! -f "$tree/Module.symvers" ] || ! grep -q 'define module_init_exit' "$tree/include/linux/initexit.h" 2>/dev/null; then
-	skip "module_init_exit() type checks" "no built patched tree in $tree (scripts/run builds one)"
-	ktap_end
+	ktap_plan 1
+	ktap_skip "module_init_exit() type checks" "no built patched tree in $tree (scripts/run builds one)"
+	ktap_finish
 	exit
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# The good build, the 8 bad ones of the first table, modpost on the good
+# one and the 2 of the second table.
+ktap_plan 12
 
 # build DIR INIT-DEFINITION EXIT-DEFINITION : a module in $tmp/DIR (no
 # spaces: kbuild's M=) declaring module_init_exit(1, t_init, t_exit) plus a
 # pair with a NULL init and one with a NULL exit; build output in DIR.log.
+# A "\n" in a definition is a line break (for a #define after a function).
 build() {
 	local d=$tmp/$1
 	mkdir -p "$d"
@@ -31,8 +38,8 @@ build() {
 // SPDX-License-Identifier: GPL-2.0
 #include <linux/init.h>
 #include <linux/module.h>
-$2
-$3
+$(printf '%b' "$2")
+$(printf '%b' "$3")
 module_init_exit(1, t_init, t_exit);
 module_init_exit(2, NULL, t_exit);
 module_init_exit(3, t_init, NULL);
@@ -46,7 +53,7 @@ good_exit='static void __exit t_exit(void) { }'
 
 build good "$good_init" "$good_exit"
 rc=$?
-expect "right types (and NULL init or exit) build" [ "$rc" = 0 ]
+ktap_check "right types (and NULL init or exit) build" [ "$rc" = 0 ]
 [ "$rc" = 0 ] || sed 's/^/# /' "$tmp/good.log" | tail -20
 
 # name, init, exit, message the build must print
@@ -56,10 +63,10 @@ while IFS='|' read -r name init exit msg; do
 	build "bad$n" "$init" "$exit"
 	rc=$?
 	if [ "$rc" != 0 ] && grep -qF "$msg" "$tmp/bad$n.log"; then
-		ok "$name: the build fails with \"$msg\""
+		ktap_ok "$name: the build fails with \"$msg\""
 	else
-		not_ok "$name: the build fails with \"$msg\""
-		diag "make exited $rc"
+		ktap_fail "$name: the build fails with \"$msg\""
+		ktap_diag "make exited $rc"
 		sed 's/^/# /' "$tmp/bad$n.log" | tail -10
 	fi
 done <<EOF
@@ -67,5 +74,31 @@ init returns void|static void __init t_init(void) { }|$good_exit|init must be in
 init takes an argument|static int __init t_init(int x) { return x; }|$good_exit|init must be int (*)(void)
 exit returns int|$good_init|static int __exit t_exit(void) { return 0; }|exit must be void (*)(void)
 exit takes an argument|$good_init|static void __exit t_exit(int x) { }|exit must be void (*)(void)
+init of the wrong type cast to void *|static void __init t_wrong(void) { }\n#define t_init ((void *)t_wrong)|$good_exit|init must be int (*)(void)
+exit of the wrong type cast to void *|$good_init|static int __exit t_wrong(void) { return 0; }\n#define t_exit ((void *)t_wrong)|exit must be void (*)(void)
+init of the right type cast to void *|static int __init t_real(void) { return 0; }\n#define t_init ((void *)t_real)|$good_exit|init must be int (*)(void)
+neither init nor exit (NULL, NULL)|#define t_init NULL|#define t_exit NULL|a pair needs an init or an exit
 EOF
-ktap_end
+
+# modpost: the right sections build without a mismatch; an __init exit and
+# an __exit init are each reported, naming the function.
+if grep -q 'section mismatch' "$tmp/good.log"; then
+	ktap_fail "modpost: __init init and __exit exit: no section mismatch"
+	sed 's/^/# /' "$tmp/good.log" | tail -10
+else
+	ktap_ok "modpost: __init init and __exit exit: no section mismatch"
+fi
+while IFS='|' read -r name init exit fn sec; do
+	n=$((n + 1))
+	build "bad$n" "$init" "$exit"
+	if grep -q "section mismatch in reference: .*-> $fn (section: $sec)" "$tmp/bad$n.log"; then
+		ktap_ok "modpost: $name is a section mismatch naming $fn"
+	else
+		ktap_fail "modpost: $name is a section mismatch naming $fn"
+		sed 's/^/# /' "$tmp/bad$n.log" | tail -10
+	fi
+done <<EOF
+an __init exit|$good_init|static void __init t_exit(void) { }|t_exit|.init.text
+an __exit init|static int __exit t_init(void) { return 0; }|$good_exit|t_init|.exit.text
+EOF
+ktap_finish
