@@ -11,6 +11,7 @@ Stdlib only.
 from __future__ import annotations
 
 import json
+import math
 import re
 import statistics
 import sys
@@ -46,7 +47,20 @@ PHASE_EVENT_RE = re.compile(
 ``modloop-96 [000] 8.261641973: initexit_exit_finish: path=module
 origin=bench_pairs_16 idx=14 prio=14 func=bench_exit_14 reason=unload duration_ns=4527``."""
 
+CALL_RE = re.compile(r"\s(\d+\.\d+): initcall_(start|finish):\s+func=([^\s+]+)")
+"""One initcall event with the function's name, e.g.
+``swapper/0-1 [000] 0.318041000: initcall_start: func=virtio_blk_init+0x0``."""
+
 BENCH_N = (1, 16, 256)
+CURVE_N = (16, 256, 1024, 4096)
+
+#: Under icount a call whose duration moves by more than this across boots
+#: of one kernel waits on something outside the guest's instruction
+#: stream (a host I/O thread completing a virtio request, a timer).
+NOISY_NS = 2000.0
+
+#: Set by main(): "icount" (guest ns = instructions) or "wall".
+CLOCK = "wall"
 
 
 @dataclass
@@ -65,7 +79,8 @@ class Samples:
         q = statistics.quantiles(v, n=4) if len(v) >= 2 else [v[0], v[0], v[0]]
         p10 = statistics.quantiles(v, n=10)[0] if len(v) >= 2 else v[0]
         return {"n": len(v), "min": v[0], "p10": p10, "median": med, "max": v[-1],
-                "iqr_rel": (q[2] - q[0]) / med if med else 0.0}
+                "iqr_rel": (q[2] - q[0]) / med if med else 0.0,
+                "range_rel": (v[-1] - v[0]) / abs(med) if med else 0.0}
 
 
 def read_tsv(path: Path) -> list[list[str]]:
@@ -109,6 +124,74 @@ def boot_numbers(d: Path) -> Optional[dict[str, float]]:
         r["ordered_pairs"] = float(m.group(1))
         r["ordering_ns"] = float(m.group(2))
     return r
+
+
+def call_durations(d: Path) -> dict[str, float]:
+    """initcall function -> ns spent in it (summed if it ran twice) in one
+    boot's boot.report.txt; an unfinished call is left out."""
+    res: dict[str, float] = {}
+    open_: dict[str, float] = {}
+    try:
+        text = (d / "boot.report.txt").read_text(errors="replace")
+    except OSError:
+        return res
+    for ts, kind, fn in CALL_RE.findall(text):
+        if kind == "start":
+            open_[fn] = float(ts)
+        elif fn in open_:
+            res[fn] = res.get(fn, 0.0) + (float(ts) - open_.pop(fn)) * 1e9
+    return res
+
+
+def calls_that_differ(base: list[dict[str, float]], new: list[dict[str, float]]) -> dict[str, Any]:
+    """Which initcalls make two kernels' do_initcalls differ: the calls only
+    one of them runs, the noisy ones (range across one kernel's boots above
+    NOISY_NS: they wait on the host), and the stable calls whose median
+    durations differ most. noisy_ms holds, per boot, the time in the noisy
+    calls, in the order of the boots (the do_initcalls samples' order)."""
+    def names(boots: list[dict[str, float]]) -> set[str]:
+        return set().union(*boots) if boots else set()
+    b_names, n_names = names(base), names(new)
+    noisy: dict[str, float] = {}
+    for boots in (base, new):
+        for fn in names(boots):
+            vals = [b[fn] for b in boots if fn in b]
+            if len(vals) != len(boots) or max(vals) - min(vals) > NOISY_NS:
+                noisy[fn] = max(noisy.get(fn, 0.0), max(vals) - min(vals))
+    common = sorted((b_names & n_names) - set(noisy))
+    deltas: list[tuple[float, str]] = sorted(
+        ((float(statistics.median(b[fn] for b in new)) - float(statistics.median(b[fn] for b in base)), fn)
+         for fn in common), key=lambda x: -abs(x[0]))
+    return {
+        "only_baseline": {fn: statistics.median(b.get(fn, 0.0) for b in base)
+                          for fn in sorted(b_names - n_names)},
+        "only_new": {fn: statistics.median(b.get(fn, 0.0) for b in new)
+                     for fn in sorted(n_names - b_names)},
+        "noisy": dict(sorted(noisy.items(), key=lambda x: -float(x[1]))),
+        "noisy_ms": {"stock": [sum(b.get(fn, 0.0) for fn in noisy) / 1e6 for b in base],
+                     "patchedsc": [sum(b.get(fn, 0.0) for fn in noisy) / 1e6 for b in new]},
+        "largest_stable_deltas_ns": {fn: d for d, fn in deltas[:5]},
+        "stable_delta_sum_ns": sum(d for d, _ in deltas),
+    }
+
+
+def differ_text(d: dict[str, Any]) -> str:
+    u = "instr" if CLOCK == "icount" else "ns"
+    parts = []
+    if d["only_new"]:
+        parts.append("only the series runs " + ", ".join(
+            f"{fn} ({v:.0f} {u})" for fn, v in d["only_new"].items()))
+    if d["only_baseline"]:
+        parts.append("only stock runs " + ", ".join(
+            f"{fn} ({v:.0f} {u})" for fn, v in d["only_baseline"].items()))
+    if d["noisy"]:
+        parts.append("noisy (range across boots of one kernel, they wait on the host's "
+                     "device threads or timers): " + ", ".join(
+                         f"{fn} {v:.0f}" for fn, v in list(d["noisy"].items())[:6]))
+    moved = {fn: v for fn, v in d["largest_stable_deltas_ns"].items() if v}
+    parts.append(f"the other calls differ by {d['stable_delta_sum_ns']:+.0f} {u} in all"
+                 + (", most: " + ", ".join(f"{fn} {v:+.0f}" for fn, v in moved.items()) if moved else ""))
+    return "; ".join(parts)
 
 
 def module_samples(d: Path) -> dict[tuple[str, str, str], Samples]:
@@ -169,9 +252,18 @@ def phase_samples(d: Path) -> dict[tuple[str, str], tuple[Samples, Samples]]:
     return res
 
 
+def unit_label(unit: str) -> str:
+    """Under icount a guest time unit is a number of instructions."""
+    if CLOCK == "icount":
+        return {"ms": "M instr", "us": "k instr", "ns": "instr"}.get(unit, unit)
+    return unit
+
+
 def fmt(x: Optional[float], unit: str) -> str:
     if x is None:
         return "-"
+    if CLOCK == "icount" and unit in ("ms", "us"):
+        return f"{x:.3f}" if abs(x) < 1000 else f"{x:.1f}"
     if unit == "ms":
         return f"{x:.1f}"
     if unit == "us":
@@ -191,23 +283,25 @@ class Table:
     def add(self, name: str, unit: str, base: Samples, new: Samples,
             base_label: str = "stock", new_label: str = "patched") -> None:
         b, n = base.summary(), new.summary()
+        if not b["n"] and not n["n"]:
+            return  # not measured in this run
         ratio = (n["median"] / b["median"]) if b.get("median") and n.get("median") else None
-        spread = max((s["iqr_rel"] for s in (b, n) if s["n"]), default=None)
+        spread = max((s["range_rel"] for s in (b, n) if s["n"]), default=None)
 
         def three(s: dict[str, Any]) -> str:
             if not s["n"]:
                 return "-"
             return " / ".join(fmt(s[k], unit) for k in ("min", "median", "max"))
-        self.rows.append([f"{name} [{unit}]", f"{base_label}: {three(b)}" if b["n"] else "-",
+        self.rows.append([f"{name} [{unit_label(unit)}]", f"{base_label}: {three(b)}" if b["n"] else "-",
                           f"{new_label}: {three(n)}" if n["n"] else "-",
-                          f"{ratio:.3f}" if ratio else "-",
-                          f"{spread * 100:.1f}%" if spread is not None else "-",
+                          f"{ratio:.4f}" if ratio else "-",
+                          f"{spread * 100:.2f}%" if spread is not None else "-",
                           str(max(b["n"], n["n"]))])
-        self.json_rows.append({"measurement": name, "unit": unit,
+        self.json_rows.append({"measurement": name, "unit": unit, "unit_label": unit_label(unit),
                                "baseline_label": base_label, "baseline": b,
                                "baseline_values": base.values,
                                "label": new_label, "value": n, "values": new.values,
-                               "ratio_median": ratio, "spread_iqr_rel": spread})
+                               "ratio_median": ratio, "spread_range_rel": spread})
 
     def note(self, name: str, text: str, data: dict[str, Any]) -> None:
         self.rows.append([name, text, "", "", "", ""])
@@ -235,9 +329,11 @@ def main(argv: list[str]) -> int:
         print("usage: bench_report.py OUT", file=sys.stderr)
         return 2
     out = Path(argv[1])
+    global CLOCK
     runs = read_tsv(out / "runs.tsv")
     host = dict(line.split("=", 1) for line in (out / "host.txt").read_text().splitlines()
                 if "=" in line) if (out / "host.txt").exists() else {}
+    CLOCK = host.get("clock", "wall")
     t = Table()
     accels: set[str] = set()
     clocks: set[str] = set()
@@ -251,9 +347,12 @@ def main(argv: list[str]) -> int:
         if cs:
             clocks.add(str(cs))
 
-    # 1. boot, with initcall_debug (as scripts/run boots) and without
+    # 1 + 5. boot, with initcall_debug (as scripts/run boots) and without
+    boot_by: dict[str, dict[str, dict[str, Samples]]] = {}
+    calls_by: dict[str, dict[str, list[dict[str, float]]]] = {}
     for prefix, how in (("boot", "initcall_debug"), ("bootnd", "initcall_debug=0")):
         boot: dict[str, dict[str, Samples]] = {"stock": {}, "patched": {}, "patchedsc": {}}
+        calls: dict[str, list[dict[str, float]]] = {"stock": [], "patched": [], "patchedsc": []}
         for r in runs:
             m = re.match(prefix + r"-(stock|patched|patchedsc)-\d+$", r[0])
             if not m or r[1] != "0":
@@ -264,40 +363,108 @@ def main(argv: list[str]) -> int:
                 continue
             for k, v in nums.items():
                 boot[m.group(1)].setdefault(k, Samples()).values.append(v)
+            calls[m.group(1)].append(call_durations(Path(r[3])))
+        boot_by[prefix], calls_by[prefix] = boot, calls
         if not any(boot.values()):
             continue
         s_, p_, sc = boot["stock"], boot["patched"], boot["patchedsc"]
         if sc:
-            t.add(f"boot, {how}: do_initcalls, same fragments (series without test pairs)", "ms",
+            t.add(f"1. boot, {how}: do_initcalls, stock vs the series with stock's fragments", "ms",
                   s_.get("do_initcalls_ms", Samples()), sc.get("do_initcalls_ms", Samples()))
-            t.add(f"boot, {how}: initcalls run, same fragments", "count",
+            differ = calls_that_differ(calls["stock"], calls["patchedsc"])
+            if differ["noisy"]:
+                t.add(f"1. boot, {how}: do_initcalls minus the {len(differ['noisy'])} calls "
+                      "that wait outside the guest", "ms",
+                      Samples([x - y for x, y in zip(s_["do_initcalls_ms"].values,
+                                                     differ["noisy_ms"]["stock"])]),
+                      Samples([x - y for x, y in zip(sc["do_initcalls_ms"].values,
+                                                     differ["noisy_ms"]["patchedsc"])]))
+            t.add(f"1. boot, {how}: initcalls run, same fragments", "count",
                   s_.get("initcalls", Samples()), sc.get("initcalls", Samples()))
-        t.add(f"boot, {how}: do_initcalls (level=pure -> last initcall_finish), with test pairs", "ms",
+            t.note(f"1. boot, {how}: the calls that differ",
+                   differ_text(differ), {"calls_that_differ": differ})
+        t.add(f"boot, {how}: do_initcalls, stock vs patched with the test pairs", "ms",
               s_.get("do_initcalls_ms", Samples()), p_.get("do_initcalls_ms", Samples()))
-        t.add(f"boot, {how}: do_initcalls minus time inside built-in pairs", "ms",
-              s_.get("do_initcalls_ms", Samples()),
-              p_.get("do_initcalls_minus_pairs_ms", Samples()))
-        t.add(f"boot, {how}: initcalls run (initcall_start events)", "count",
+        t.add(f"boot, {how}: initcalls run (initcall_start events), with the test pairs", "count",
               s_.get("initcalls", Samples()), p_.get("initcalls", Samples()))
-        t.add(f"boot, {how}: ordering the built-in pairs (dmesg)", "ns", Samples(),
-              p_.get("ordering_ns", Samples()))
-        t.add(f"boot, {how}: built-in pairs ordered", "count", Samples(),
-              p_.get("ordered_pairs", Samples()))
+        t.add(f"2. boot, {how}: ordering the test config's built-in pairs (dmesg)", "ns",
+              sc.get("ordering_ns", Samples()), p_.get("ordering_ns", Samples()),
+              base_label="0 pairs", new_label=f"{int(statistics.median(p_['ordered_pairs'].values)) if p_.get('ordered_pairs') else '?'} pairs")
+    for k, label in (("stock", "stock"), ("patchedsc", "the series, stock's fragments"),
+                     ("patched", "patched with the test pairs")):
+        on = boot_by.get("boot", {}).get(k, {}).get("do_initcalls_ms", Samples())
+        off = boot_by.get("bootnd", {}).get(k, {}).get("do_initcalls_ms", Samples())
+        if on.ok() or off.ok():
+            t.add(f"5. boot: do_initcalls, initcall_debug off vs on, {label}", "ms", off, on,
+                  base_label="off", new_label="on")
 
+    # 2. the ordering curve: N generated built-in pairs
+    curve: dict[int, dict[str, Samples]] = {}
+    for r in runs:
+        m = re.match(r"curve-(\d+)-\d+$", r[0])
+        if not m or r[1] != "0":
+            continue
+        nums = boot_numbers(Path(r[3]))
+        if nums is None:
+            failed.append(r[0] + " (no initcall events)")
+            continue
+        for k, v in nums.items():
+            curve.setdefault(int(m.group(1)), {}).setdefault(k, Samples()).values.append(v)
+    if curve:
+        base_nd = boot_by.get("bootnd", {}).get("patchedsc", {})
+        base_ord = base_nd.get("ordering_ns", Samples())
+        base_dc = base_nd.get("do_initcalls_ms", Samples())
+        points: dict[str, Any] = {}
+        for n in sorted(curve):
+            c = curve[n]
+            ordn = c.get("ordering_ns", Samples())
+            t.add(f"2. ordering {n} built-in pairs (sort + table setup, dmesg)", "ns",
+                  base_ord, ordn, base_label="0 pairs", new_label=f"{n} pairs")
+            pt: dict[str, Any] = {"pairs": n}
+            if ordn.ok():
+                med = statistics.median(ordn.values)
+                pt["ordering_ns"] = med
+                pt["per_pair"] = med / n
+                pt["per_p_log2_p"] = med / (n * math.log2(n))
+            dc = c.get("do_initcalls_ms", Samples())
+            t.add(f"2. boot with {n} built-in pairs, initcall_debug=0: do_initcalls", "ms",
+                  base_dc, dc, base_label="0 pairs", new_label=f"{n} pairs")
+            if dc.ok() and base_dc.ok():
+                pt["run_per_pair"] = (statistics.median(dc.values)
+                                      - statistics.median(base_dc.values)) * 1e6 / n
+            points[str(n)] = pt
+        ns = [p for p in points.values() if "ordering_ns" in p]
+        growth = ""
+        if len(ns) >= 2:
+            lo, hi = ns[0], ns[-1]
+            expo = math.log(hi["ordering_ns"] / lo["ordering_ns"]) / math.log(hi["pairs"] / lo["pairs"])
+            plogp = (math.log(hi["pairs"] * math.log2(hi["pairs"])
+                              / (lo["pairs"] * math.log2(lo["pairs"])))
+                     / math.log(hi["pairs"] / lo["pairs"]))
+            growth = (f"; from {lo['pairs']} to {hi['pairs']} pairs the time grows as p^{expo:.3f} "
+                      f"(p log p would be p^{plogp:.3f}, p^2 would be p^2)")
+            points["growth_exponent"] = expo
+            points["p_log_p_exponent"] = plogp
+        t.note("2. ordering curve, instructions per pair [per p*log2(p)] {, per pair run at boot}",
+               ", ".join(f"{p['pairs']}: {p.get('per_pair', 0):.0f} [{p.get('per_p_log2_p', 0):.1f}]"
+                         + (f" {{{p['run_per_pair']:.0f}}}" if "run_per_pair" in p else "")
+                         for p in ns) + growth,
+               {"curve": points})
     # 2 + 3. modules and events
     stock_m = module_samples(out / "modules-stock")
     pat_m = module_samples(out / "modules-patched")
+    noev_m = module_samples(out / "modules-noevents")
     overhead: dict[str, Any] = {}
     per_event: dict[str, Any] = {}
     for op in ("load", "unload"):
         for n in BENCH_N:
-            t.add(f"{op} bench_single_{n}: stock vs patched (events off)", "us",
+            t.add(f"3. {op} bench_single_{n} (plain module_init/exit): stock vs patched, events off", "us",
                   stock_m.get(("absent", f"bench_single_{n}", op), Samples()),
                   pat_m.get(("disabled", f"bench_single_{n}", op), Samples()))
         for n in BENCH_N:
             single = pat_m.get(("disabled", f"bench_single_{n}", op), Samples())
             pairs = pat_m.get(("disabled", f"bench_pairs_{n}", op), Samples())
-            t.add(f"{op} single_{n} vs pairs_{n} (patched, events off)", "us",
+            t.add(f"3. {op} single_{n} vs pairs_{n} (patched, events off)", "us",
                   single, pairs, base_label="single", new_label="pairs")
             if single.ok() and pairs.ok():
                 overhead[f"{op}_{n}"] = {
@@ -309,7 +476,10 @@ def main(argv: list[str]) -> int:
             mod = f"bench_pairs_{n}"
             off = pat_m.get(("disabled", mod, op), Samples())
             on = pat_m.get(("enabled", mod, op), Samples())
-            t.add(f"{op} {mod}: initexit events off vs on", "us", off, on,
+            t.add(f"4. {op} {mod}: series without its events vs events compiled in, disabled", "us",
+                  noev_m.get(("absent", mod, op), Samples()), off,
+                  base_label="no events", new_label="disabled")
+            t.add(f"4. {op} {mod}: initexit events off vs on", "us", off, on,
                   base_label="off", new_label="on")
             if off.ok() and on.ok():
                 # The legacy slot is absent in bench_pairs_N: 2 events per
@@ -320,7 +490,7 @@ def main(argv: list[str]) -> int:
                     "p10": (on.summary()["p10"] - off.summary()["p10"]) * 1e3 / (2 * n)}
     for op in ("load", "unload"):
         for n in BENCH_N:
-            t.add(f"{op} single_{n} vs pairs_{n} (patched, initcall_debug on)", "us",
+            t.add(f"5. {op} single_{n} vs pairs_{n} (patched, initcall_debug on)", "us",
                   pat_m.get(("disabled-debug", f"bench_single_{n}", op), Samples()),
                   pat_m.get(("disabled-debug", f"bench_pairs_{n}", op), Samples()),
                   base_label="single", new_label="pairs")
@@ -339,71 +509,75 @@ def main(argv: list[str]) -> int:
                     "outside_fn": (statistics.median(pairs.values)
                                    - statistics.median(inside.values)) / n}
     if per_pair_trace:
-        t.note("per pair from the trace in us, (pairs_N - single_N) / N"
+        t.note(f"3. per pair from the trace in {unit_label('us')}, (pairs_N - single_N) / N"
                " [time outside the init/exit function per pair]",
                ", ".join(f"{k}: {v['vs_single']:.1f} [{v['outside_fn']:.1f}]"
                          for k, v in per_pair_trace.items()),
                {"per_pair_trace_us": per_pair_trace})
     if overhead:
-        t.note("per-pair overhead in us, (pairs_N - single_N) / N, from medians (from 10th percentiles)",
+        t.note(f"3. per-pair overhead in {unit_label('us')}, (pairs_N - single_N) / N, from medians (from 10th percentiles)",
                ", ".join(f"{k}: {v['median']:.1f} ({v['p10']:.1f})"
                          for k, v in overhead.items()),
                {"overhead_us": overhead})
     if per_event:
-        t.note("per-event cost in ns, (on - off) / (2 N events), from medians (from 10th percentiles)",
+        t.note(f"4. per-event cost in {unit_label('ns')}, (on - off) / (2 N events), from medians (from 10th percentiles)",
                ", ".join(f"{k}: {v['median']:.0f} ({v['p10']:.0f})"
                          for k, v in per_event.items()),
                {"per_event_ns": per_event})
 
-    # 4. analysis
+    # host side: hyperfine's JSON (whole commands: warmup, runs)
+    hyper: dict[str, Any] = {}
+    for name in ("analysis", "loop-warm", "loop-edit", "loop-cold", "loop-patch"):
+        p = out / f"hyperfine-{name}.json"
+        if not p.exists():
+            continue
+        try:
+            hyper[name] = json.loads(p.read_text())["results"]
+        except (OSError, ValueError, KeyError):
+            failed.append(p.name)
     ana = []
     for p in sorted(out.glob("analysis-*.json")):
         try:
             ana.append(json.loads(p.read_text()))
         except (OSError, ValueError):
             failed.append(p.name)
-    if ana:
-        events = int(ana[0].get("events", 0))
-        tc = Samples([float(a["trace_cmd_report_s"]) for a in ana if a.get("trace_cmd_report_s")])
-        an = Samples([float(a["total_s"]) for a in ana if a.get("total_s")])
-        t.add(f"analysis: {events:,} events, trace-cmd report -N -t vs python3 -m analysis",
+    events = int(ana[0].get("events", 0)) if ana else 0
+    if "analysis" in hyper and len(hyper["analysis"]) == 2:
+        tc, an = (Samples([float(x) for x in r["times"]]) for r in hyper["analysis"])
+        t.add("host, hyperfine: "
+              + (f"{events:,} events, " if events else "")
+              + "trace-cmd report -N -t vs python3 -m analysis check, same .dat",
               "s", tc, an, base_label="trace-cmd", new_label="analysis")
-        t.note("analysis speed (median)",
-               f"trace-cmd report {events / statistics.median(tc.values):,.0f} events/s, "
-               f"analysis {events / statistics.median(an.values):,.0f} events/s end to end, "
+    if ana:
+        t.note("host: analysis stages (python3 -m analysis bench --dat, one run)",
                f"parse only {statistics.median(a['parse_events_per_s'] for a in ana):,.0f} events/s"
-               if tc.ok() and an.ok() else "incomplete", {"runs": ana})
-        floor = [float(a["floor_over_trace_cmd"]) for a in ana if a.get("floor_over_trace_cmd")]
-        if floor:
-            t.note("analysis floor (match, timestamp, stack; streamed) / trace-cmd report",
-                   f"{min(floor):.2f} / {statistics.median(floor):.2f} / {max(floor):.2f} "
-                   "(min / median / max): the bound for any CPython analysis of its text",
-                   {"floor_over_trace_cmd": floor})
-
-    # 5. developer loop
+               + "".join(f", floor / trace-cmd report {a['floor_over_trace_cmd']:.2f}"
+                         for a in ana[:1] if a.get("floor_over_trace_cmd")),
+               {"runs": ana})
     loop = {r[0]: r for r in runs if r[0].startswith("loop-")}
-    if loop:
-        parts = []
-        data: dict[str, Any] = {}
-        for label, what in (("loop-cold", "cold (empty cache)"),
-                            ("loop-patch", "then after editing one line of a patch in patches/"),
-                            ("loop-prime", "first run on the tree copy"),
-                            ("loop-warm-1", "warm, nothing changed"),
-                            ("loop-warm-2", "warm, nothing changed"),
-                            ("loop-edit", "after editing kernel/initexit.c")):
-            if label not in loop:
-                continue
-            r = loop[label]
-            steps = read_meta(Path(r[3])).get("steps_seconds", {})
-            build = sum(float(v) for k, v in steps.items() if str(k).startswith("kernel config"))
-            parts.append(f"{what} {float(r[2]):.0f} s (build {build:.0f} s)"
-                         + ("" if r[1] == "0" else f" [exit {r[1]}]"))
-            data[label] = {"wall_s": float(r[2]), "status": int(r[1]), "steps_seconds": steps}
-        t.note("developer loop, scripts/run wall time", "; ".join(parts), data)
+    for name, what in (("loop-warm", "warm, nothing changed"),
+                       ("loop-edit", "after editing kernel/initexit.c (--prepare)"),
+                       ("loop-cold", "cold, empty cache"),
+                       ("loop-patch", "then after editing one line of a patch")):
+        for res in hyper.get(name, []):
+            t.add(f"host, hyperfine: developer loop, scripts/run {what}", "s",
+                  Samples(), Samples([float(x) for x in res["times"]]),
+                  new_label="scripts/run")
+    if "loop-prime" in loop:
+        lp = loop["loop-prime"]
+        t.note("host: developer loop, first run on the tree copy (primes it, not timed by hyperfine)",
+               f"{float(lp[2]):.0f} s" + ("" if lp[1] == "0" else f" [exit {lp[1]}]"),
+               {"loop-prime": {"wall_s": float(lp[2]), "status": int(lp[1])}})
 
     accel = ",".join(sorted(accels)) or "unknown"
     print(f"initexit bench {host.get('date', '')}: accelerator {accel.upper()}"
           + ("  (TCG: emulated CPU; these are not KVM numbers)" if "tcg" in accels else ""))
+    if CLOCK == "icount":
+        print("clock: icount; guest ns = instructions, icount shift=0"
+              f" (-icount shift=0,sleep=off,align=off, {host.get('guest_smp', '1')} vCPU);"
+              " host-side figures: hyperfine, seconds")
+    else:
+        print("clock: wall (guest times follow the host: TCG/KVM speed)")
     print(f"guest clocksource: {','.join(sorted(clocks)) or 'unknown'}; host: "
           f"{host.get('nproc', '?')} CPUs, load average {host.get('loadavg_start', '?')} at start, "
           f"{host.get('loadavg_end', '?')} at end; wall {host.get('wall_seconds', '?')} s")
@@ -412,13 +586,16 @@ def main(argv: list[str]) -> int:
     print(t.render())
     print()
     print("ratio = median(patched) / median(stock or baseline). spread = the larger"
-          " interquartile range / median of the two columns (the noise).")
+          " (max - min) / median of the two columns (the noise).")
     if "jiffies" in clocks:
         print("WARNING: a guest ran on the jiffies clocksource: durations step by 1 ms.")
     if failed:
         print("FAILED: " + ", ".join(failed))
     (out / "bench.json").write_text(json.dumps({
-        "schema": "initexit-bench-run/1", "host": host, "accel": sorted(accels),
+        "schema": "initexit-bench-run/2", "clock": CLOCK,
+        "clock_note": ("guest ns = instructions, icount shift=0" if CLOCK == "icount"
+                       else "guest times are wall clock"),
+        "host": host, "accel": sorted(accels),
         "guest_clocksource": sorted(clocks), "failed": failed,
         "runs": [{"label": r[0], "status": r[1], "wall_s": r[2], "out": r[3],
                   "loadavg": r[4] if len(r) > 4 else ""} for r in runs],

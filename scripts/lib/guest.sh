@@ -3,7 +3,14 @@
 # Sourced after common.sh.
 
 GUEST_MEM=${INITEXIT_GUEST_MEM:-512M}
-GUEST_SMP=2
+GUEST_SMP=${INITEXIT_GUEST_SMP:-2}
+# wall: guest time follows the host's clock (TCG or KVM speed). icount:
+# TCG only, one host thread, 1 ns of guest time per guest instruction and
+# no host timing leaking in (sleep=off: an idle guest jumps to its next
+# timer; align=off: no syncing to the host's clock), so every timestamp
+# and duration in the guest is an instruction count (scripts/bench).
+GUEST_CLOCK=${INITEXIT_GUEST_CLOCK:-wall}
+ICOUNT_OPTS=shift=0,sleep=off,align=off
 # Per-CPU ring buffer for the boot events (trace_buf_size is per CPU).
 TRACE_BUF_SIZE=${INITEXIT_TRACE_BUF_SIZE:-4096K}
 # The one place the host's trace-cmd report flags are chosen: -N no
@@ -26,9 +33,14 @@ base_cmdline() {
 
 # qemu_cmd ACCEL KERNEL APPEND [INITRD [DISK]] : sets QEMU_CMD.
 qemu_cmd() {
-	local accel=$1 kernel=$2 append=$3 initrd=${4:-} disk=${5:-}
+	local accel=$1 kernel=$2 append=$3 initrd=${4:-} disk=${5:-} clock=()
+	# icount needs single-threaded TCG (multi-threaded TCG refuses it);
+	# the vCPUs then take turns on one host thread.
+	if [ "$GUEST_CLOCK" = icount ] && [ "$accel" = tcg ]; then
+		accel=tcg,thread=single clock=(-icount "$ICOUNT_OPTS")
+	fi
 	QEMU_CMD=(qemu-system-x86_64 -nographic -no-reboot -nic none
-		-accel "$accel" -m "$GUEST_MEM" -smp "$GUEST_SMP"
+		-accel "$accel" "${clock[@]}" -m "$GUEST_MEM" -smp "$GUEST_SMP"
 		-kernel "$kernel" -append "$append")
 	[ -z "$initrd" ] || QEMU_CMD+=(-initrd "$initrd")
 	[ -z "$disk" ] || QEMU_CMD+=(
@@ -88,6 +100,15 @@ kvm_works() {
 choose_accel() {
 	local want=$1 kernel=$2
 	KVM_PROBE=''
+	case "$GUEST_CLOCK" in
+	wall) ;;
+	icount)
+		[ "$want" != kvm ] || die "INITEXIT_GUEST_CLOCK=icount needs TCG; --accel kvm cannot count instructions"
+		ACCEL=tcg ACCEL_NOTE="INITEXIT_GUEST_CLOCK=icount: TCG, one thread, -icount $ICOUNT_OPTS"
+		log "accelerator: $ACCEL ($ACCEL_NOTE; guest ns = instructions)"
+		return 0 ;;
+	*) die "INITEXIT_GUEST_CLOCK=$GUEST_CLOCK: wall or icount" ;;
+	esac
 	case "$want" in
 	tcg)
 		ACCEL=tcg ACCEL_NOTE="requested with --accel tcg" ;;
