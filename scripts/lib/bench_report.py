@@ -324,6 +324,89 @@ class Table:
         return "\n".join(out)
 
 
+def find_row(rows: list[dict[str, Any]], start: str) -> Optional[dict[str, Any]]:
+    """The first measured row whose name starts with START."""
+    for r in rows:
+        if str(r.get("measurement", "")).startswith(start) and r.get("ratio_median") is not None:
+            return r
+    return None
+
+
+def note_data(rows: list[dict[str, Any]], key: str) -> Any:
+    for r in rows:
+        if key in r:
+            return r[key]
+    return None
+
+
+def verdicts(rows: list[dict[str, Any]]) -> list[str]:
+    """What the numbers say about the series, and which change they call
+    for (or that none is needed), each with the numbers that show it."""
+    u = "instructions" if CLOCK == "icount" else "ns"
+    out: list[str] = []
+    goal = 1.001
+    for how in ("initcall_debug=0", "initcall_debug"):
+        whole = find_row(rows, f"1. boot, {how}: do_initcalls, stock vs the series")
+        stable = find_row(rows, f"1. boot, {how}: do_initcalls minus")
+        if not whole:
+            continue
+        r = stable or whole
+        what = "without the calls that wait on the host" if stable else "whole"
+        ok = r["ratio_median"] <= goal
+        out.append(f"do_initcalls ({how}), the series with stock's fragments / stock, {what}: "
+                   f"{r['ratio_median']:.5f} (whole: {whole['ratio_median']:.5f}, spread "
+                   f"{whole['spread_range_rel'] * 100:.2f}%): "
+                   + (f"within the goal {goal}: no change needed." if ok else
+                      f"above the goal {goal}: see the calls that differ."))
+    curve = note_data(rows, "curve")
+    if curve and "growth_exponent" in curve:
+        k, pl = curve["growth_exponent"], curve["p_log_p_exponent"]
+        shape = ("as p log p" if abs(k - pl) <= 0.15 else
+                 "faster than p log p" if k > pl else "slower than p log p (a fixed cost dominates)")
+        per = [p for key, p in curve.items() if key.isdigit() and "per_pair" in p]
+        out.append(f"ordering built-in pairs grows {shape}: p^{k:.3f} against p log p's p^{pl:.3f}; "
+                   + ", ".join(f"{p['pairs']} pairs {p['ordering_ns']:.0f} {u} ({p['per_pair']:.0f} per pair)"
+                               for p in per)
+                   + (". No change needed." if shape == "as p log p" or k < pl else "."))
+    plain = [r for r in rows if str(r.get("measurement", "")).startswith("3. load bench_single_")
+             and r.get("ratio_median") is not None]
+    if plain:
+        worst = max(plain, key=lambda r: abs(float(r["ratio_median"]) - 1))
+        d = worst["value"]["median"] - worst["baseline"]["median"]
+        out.append(f"a plain module_init/module_exit module loads {'equal' if abs(worst['ratio_median'] - 1) < 0.001 else 'differently'} "
+                   f"on stock and patched: worst ratio {worst['ratio_median']:.4f} "
+                   f"({worst['measurement'].split(':')[0][3:]}, {d * 1e3:+.0f} {u})"
+                   + ("." if abs(worst["ratio_median"] - 1) < 0.001 else
+                      ": the module path's fast path for a module without pairs would remove that."))
+    ov = note_data(rows, "overhead_us")
+    if ov:
+        out.append("per pair on a module load, (pairs_N - single_N) / N: "
+                   + ", ".join(f"{k} {v['median'] * 1e3:.0f}" for k, v in ov.items()) + f" {u}.")
+    pe = note_data(rows, "per_event_ns")
+    if pe:
+        out.append("per initexit event enabled: "
+                   + ", ".join(f"{k} {v['median']:.0f}" for k, v in pe.items()) + f" {u}.")
+    noev = [r for r in rows if "series without its events vs events compiled in" in str(r.get("measurement", ""))
+            and r.get("ratio_median") is not None]
+    if noev:
+        lo = min(float(r["ratio_median"]) for r in noev)
+        hi = max(float(r["ratio_median"]) for r in noev)
+        out.append(f"the events compiled in and disabled vs the series without them: ratio {lo:.4f} .. {hi:.4f}"
+                   " over every load and unload.")
+    dbg = [r for r in rows if str(r.get("measurement", "")).startswith("5. boot: do_initcalls, initcall_debug off vs on")
+           and r.get("ratio_median") is not None]
+    for r in dbg:
+        out.append(f"initcall_debug on / off, {r['measurement'].rsplit(', ', 1)[1]}: {r['ratio_median']:.3f} "
+                   f"(+{(r['value']['median'] - r['baseline']['median']):.1f} M {u} of do_initcalls)"
+                   if CLOCK == "icount" else
+                   f"initcall_debug on / off, {r['measurement'].rsplit(', ', 1)[1]}: {r['ratio_median']:.3f}")
+    ana = find_row(rows, "host, hyperfine: ")
+    if ana:
+        out.append(f"python3 -m analysis check takes {ana['ratio_median']:.2f}x the time trace-cmd report "
+                   "takes to print the same capture (hyperfine medians).")
+    return out
+
+
 def main(argv: list[str]) -> int:
     if len(argv) != 2:
         print("usage: bench_report.py OUT", file=sys.stderr)
@@ -569,6 +652,7 @@ def main(argv: list[str]) -> int:
                f"{float(lp[2]):.0f} s" + ("" if lp[1] == "0" else f" [exit {lp[1]}]"),
                {"loop-prime": {"wall_s": float(lp[2]), "status": int(lp[1])}})
 
+    said = verdicts(t.json_rows)
     accel = ",".join(sorted(accels)) or "unknown"
     print(f"initexit bench {host.get('date', '')}: accelerator {accel.upper()}"
           + ("  (TCG: emulated CPU; these are not KVM numbers)" if "tcg" in accels else ""))
@@ -587,6 +671,11 @@ def main(argv: list[str]) -> int:
     print()
     print("ratio = median(patched) / median(stock or baseline). spread = the larger"
           " (max - min) / median of the two columns (the noise).")
+    if said:
+        print()
+        print("What the numbers say (and the change they call for, if any):")
+        for line in said:
+            print(f"- {line}")
     if "jiffies" in clocks:
         print("WARNING: a guest ran on the jiffies clocksource: durations step by 1 ms.")
     if failed:
@@ -599,7 +688,7 @@ def main(argv: list[str]) -> int:
         "guest_clocksource": sorted(clocks), "failed": failed,
         "runs": [{"label": r[0], "status": r[1], "wall_s": r[2], "out": r[3],
                   "loadavg": r[4] if len(r) > 4 else ""} for r in runs],
-        "rows": t.json_rows}, indent=1) + "\n")
+        "verdicts": said, "rows": t.json_rows}, indent=1) + "\n")
     return 1 if failed else 0
 
 
