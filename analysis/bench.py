@@ -1,80 +1,81 @@
-"""Analysis speed: events per second over a large capture, side by side with
-the time ``trace-cmd report`` takes to print the same trace.
+"""Analysis speed and memory: events per second and peak RSS over a large
+capture, side by side with the time ``trace-cmd report`` takes to print
+the same trace.
+
+The analysis is timed exactly as ``python3 -m analysis check FILE`` runs
+it, in a child process whose peak resident set size (``ru_maxrss`` from
+wait4) is reported: the checks are one streaming pass (analysis/load.py
+``check_input``), so the peak should not grow with the capture.
 
 With ``--dat FILE`` (a real trace.dat, e.g. the >= 1M event capture that
-scripts/bench records in the guest), two things are timed in one run:
+scripts/bench records in the guest), ``trace-cmd report -N -t`` printing
+FILE to /dev/null is timed too, and so is a floor: the same streaming from
+``trace-cmd report`` through a loop that only matches each line, converts
+its timestamp and pushes or pops a stack per task column (``comm-pid
+[cpu]``), with no fields, spans or checks.  Any analysis that reads
+trace-cmd's text line by line does at least that much, so the floor's
+ratio to ``trace-cmd report`` bounds what a rewrite in CPython could reach
+on this machine.
 
-- ``trace-cmd report -N -t`` printing FILE to /dev/null;
-- the analysis of FILE exactly as ``python3 -m analysis check FILE`` does
-  it: trace-cmd prints in a child process while the lines are parsed and
-  built into spans as they arrive (two CPUs), then every check runs.
-
-The parse stage alone is timed too, on the same text held in memory, and
-so is a floor: the same streaming from ``trace-cmd report`` through a loop
-that only matches each line, converts its timestamp and pushes or pops a
-stack per task column (``comm-pid [cpu]``), with no fields, spans or
-checks.  Any analysis that reads trace-cmd's text line by line does at
-least that much, so the floor's ratio to ``trace-cmd report`` bounds what a
-rewrite in CPython could reach on this machine.
-Without ``--dat`` the capture is synthetic (analysis/synth.py, >= 1M event
-lines in trace-cmd's exact format) and only the analysis is timed.
+Without ``--dat`` the capture is synthetic (analysis/synth.py, >= N event
+lines in trace-cmd's exact format), written to a temporary file first
+(streamed: the bench's own memory stays small too).  The parse stage alone
+is timed on the same text, read line by line from the file.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+import sys
+import tempfile
 import time
 from typing import Any, Optional
 
-from analysis.build import build_capture
-from analysis.checks import run_checks
-from analysis.load import gc_paused, load_capture
-from analysis.model import ParsedInput
-from analysis.parse import (
-    EVENT_NAMES,
-    FAST_LINE_RE,
-    TRACE_CMD_REPORT_ARGS,
-    InputError,
-    open_input,
-    parse_text,
-    read_input,
-)
+from analysis.grammar import EVENT_NAMES, FAST_LINE_RE
+from analysis.load import gc_paused
+from analysis.parse import TraceReportReader
+from analysis.source import TRACE_CMD_REPORT_ARGS, InputError, open_input
 from analysis.synth import large_trace_lines
 
+#: The repository root: the child runs ``python3 -m analysis`` from here.
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-def synthetic_text(events: int) -> str:
-    return "".join(large_trace_lines(events))
+
+def write_synthetic(path: str, events: int) -> None:
+    """A synthetic capture of at least ``events`` events, written line by line."""
+    with open(path, "w", encoding="utf-8") as f:
+        f.writelines(large_trace_lines(events))
 
 
-def _parse_only(text: str, source: str) -> tuple[ParsedInput, float]:
-    with gc_paused():
+def time_check(path: str) -> dict[str, Any]:
+    """``python3 -m analysis check -q FILE`` in a child: seconds, exit
+    status and the child's peak RSS."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "analysis", "check", "-q", "--color", "never", path],
+                            cwd=_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert proc.stderr is not None
+    err = proc.stderr.read()
+    _pid, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode not in (0, 1):
+        raise InputError(f"{path}: python3 -m analysis check failed: "
+                         f"{err.decode('utf-8', 'replace').strip()[:200]}")
+    return {"total_s": elapsed, "exit_status": proc.returncode,
+            "peak_rss_mb": usage.ru_maxrss / 1024.0}  # Linux: ru_maxrss is in KiB
+
+
+def time_parse(path: str) -> tuple[int, int, float]:
+    """The parse stage alone, streamed from ``path`` as the check reads it:
+    (events, lines, seconds)."""
+    with gc_paused(), open_input(path) as inp:
         t0 = time.perf_counter()
-        parsed = parse_text(text, source)
-        return parsed, time.perf_counter() - t0
-
-
-def time_text(text: str, source: str) -> dict[str, Any]:
-    """Parse, build and check ``text`` held in memory; seconds per stage."""
-    parsed, parse_s = _parse_only(text, source)
-    with gc_paused():
-        t1 = time.perf_counter()
-        cap = build_capture(parsed)
-        t2 = time.perf_counter()
-        verdict = run_checks(cap)
-        t3 = time.perf_counter()
-    n = len(parsed.events)
-    return {
-        "events": n,
-        "lines": parsed.line_count,
-        "parse_s": parse_s,
-        "build_s": t2 - t1,
-        "check_s": t3 - t2,
-        "total_s": parse_s + (t3 - t1),
-        "parse_events_per_s": n / parse_s if parse_s > 0 else 0.0,
-        "total_events_per_s": n / (parse_s + t3 - t1) if parse_s + t3 - t1 > 0 else 0.0,
-        "verdict_ok": verdict.ok,
-    }
+        reader = TraceReportReader(inp.source, keep_events=False)
+        for _ in reader.read(inp.lines):
+            pass
+        return reader.event_count, reader.line_count, time.perf_counter() - t0
 
 
 def time_trace_cmd(dat: str) -> float:
@@ -93,11 +94,10 @@ def time_trace_cmd(dat: str) -> float:
 
 
 def time_floor(dat: str) -> tuple[int, float]:
-    """The least an analysis of trace-cmd's text does, streamed as
-    :func:`analysis.load.load_capture` streams it: match each line, skip the
-    events the model ignores, convert the timestamp, push a start onto the
-    stack of its task column and pop on anything else.  Returns (events
-    kept, seconds)."""
+    """The least an analysis of trace-cmd's text does, streamed as the check
+    streams it: match each line, skip the events the model ignores, convert
+    the timestamp, push a start onto the stack of its task column and pop
+    on anything else.  Returns (events kept, seconds)."""
     with gc_paused():
         t0 = time.perf_counter()
         stacks: dict[str, list[int]] = {}
@@ -124,52 +124,42 @@ def time_floor(dat: str) -> tuple[int, float]:
         return events, time.perf_counter() - t0
 
 
-def time_dat(dat: str) -> dict[str, Any]:
-    """The analysis of ``dat`` as the CLI runs it, end to end, plus the
-    parse stage alone on the printed text."""
-    t0 = time.perf_counter()
-    cap = load_capture(dat)
-    t1 = time.perf_counter()
-    with gc_paused():
-        verdict = run_checks(cap)
-    t2 = time.perf_counter()
-    n = len(cap.parsed.events)
-    lines = cap.parsed.line_count
-    del cap, verdict
-    text = read_input(dat).text
-    _parsed, parse_s = _parse_only(text, dat)
-    del text, _parsed
-    floor_events, floor_s = time_floor(dat)
-    return {
-        "events": n,
-        "lines": lines,
-        "load_s": t1 - t0,
-        "check_s": t2 - t1,
-        "total_s": t2 - t0,
-        "parse_s": parse_s,
-        "parse_events_per_s": n / parse_s if parse_s > 0 else 0.0,
-        "total_events_per_s": n / (t2 - t0) if t2 > t0 else 0.0,
-        "floor_events": floor_events,
-        "floor_s": floor_s,
-    }
+def _rates(r: dict[str, Any]) -> None:
+    n = r["events"]
+    r["total_events_per_s"] = n / r["total_s"] if r["total_s"] > 0 else 0.0
+    r["parse_events_per_s"] = n / r["parse_s"] if r["parse_s"] > 0 else 0.0
 
 
 def run_bench(events: int = 1_000_000, dat: Optional[str] = None) -> dict[str, Any]:
     """The bench as a function (scripts/bench may import and call it)."""
-    result: dict[str, Any] = {"schema": "initexit-bench/2"}
+    result: dict[str, Any] = {"schema": "initexit-bench/3"}
     if dat is not None:
         result["input"] = dat
         result["trace_cmd_report_s"] = time_trace_cmd(dat)
-        result.update(time_dat(dat))
+        result.update(time_check(dat))
+        with tempfile.TemporaryDirectory(prefix="initexit-bench-") as tmp:
+            text = os.path.join(tmp, "report.txt")
+            with open(text, "w", encoding="utf-8") as f, open_input(dat) as inp:
+                f.writelines(inp.lines)
+            n, lines, parse_s = time_parse(text)
+        result.update(events=n, lines=lines, parse_s=parse_s)
+        result["floor_events"], result["floor_s"] = time_floor(dat)
+        _rates(result)
         result["analysis_over_trace_cmd"] = result["total_s"] / result["trace_cmd_report_s"]
         result["floor_over_trace_cmd"] = result["floor_s"] / result["trace_cmd_report_s"]
-    else:
+        return result
+    with tempfile.TemporaryDirectory(prefix="initexit-bench-") as tmp:
+        path = os.path.join(tmp, "synthetic.txt")
         t0 = time.perf_counter()
-        text = synthetic_text(events)
+        write_synthetic(path, events)
         result["input"] = f"synthetic, {events} events requested"
         result["generate_s"] = time.perf_counter() - t0
         result["trace_cmd_report_s"] = None
-        result.update(time_text(text, result["input"]))
+        result.update(time_check(path))
+        n, lines, parse_s = time_parse(path)
+    result.update(events=n, lines=lines, parse_s=parse_s)
+    _rates(result)
+    result["verdict_ok"] = result["exit_status"] == 0
     return result
 
 
@@ -177,16 +167,15 @@ def format_bench(r: dict[str, Any]) -> str:
     lines = [
         f"input: {r['input']}",
         f"events: {r['events']} ({r['lines']} lines)",
+        f"python3 -m analysis check: {r['total_s']:.3f} s ({r['total_events_per_s']:,.0f} events/s), "
+        f"peak RSS {r['peak_rss_mb']:.0f} MB",
+        f"parse alone (streamed from a file): {r['parse_s']:.3f} s "
+        f"({r['parse_events_per_s']:,.0f} events/s)",
     ]
     if r.get("trace_cmd_report_s"):
         lines += [
             f"trace-cmd report -N -t > /dev/null: {r['trace_cmd_report_s']:.3f} s "
             f"({r['events'] / r['trace_cmd_report_s']:,.0f} events/s)",
-            f"python3 -m analysis check: {r['total_s']:.3f} s "
-            f"({r['total_events_per_s']:,.0f} events/s): trace-cmd report, parse and build "
-            f"overlapped {r['load_s']:.3f} s, checks {r['check_s']:.3f} s",
-            f"parse alone (text in memory): {r['parse_s']:.3f} s "
-            f"({r['parse_events_per_s']:,.0f} events/s)",
             f"floor, streamed (match, timestamp, a stack per task column; no fields, spans or checks): "
             f"{r['floor_s']:.3f} s ({r['floor_events']:,} events)",
             f"ratio analysis/trace-cmd: {r['analysis_over_trace_cmd']:.2f} "
@@ -195,11 +184,5 @@ def format_bench(r: dict[str, Any]) -> str:
             f"(what an analysis that reads and matches every line costs at least, here)",
         ]
     else:
-        lines += [
-            f"analysis: parse {r['parse_s']:.3f} s, build {r['build_s']:.3f} s, "
-            f"checks {r['check_s']:.3f} s, total {r['total_s']:.3f} s",
-            f"analysis speed: {r['parse_events_per_s']:,.0f} events/s parsed, "
-            f"{r['total_events_per_s']:,.0f} events/s end to end",
-            "trace-cmd report: not timed (pass --dat FILE with a real trace.dat)",
-        ]
+        lines.append("trace-cmd report: not timed (pass --dat FILE with a real trace.dat)")
     return "\n".join(lines) + "\n"

@@ -9,7 +9,8 @@ silently: SKIP carries a note saying why.
 from __future__ import annotations
 
 import bisect
-from typing import Callable, Iterable, Optional
+from collections import deque
+from typing import Callable, Iterable, Mapping, Optional
 
 from analysis.build import PAIRING_CHECK
 from analysis.declared import RUN_ORDER, Declared, DeclaredMatch, level_of
@@ -20,6 +21,7 @@ from analysis.model import (
     Capture,
     CheckResult,
     CheckState,
+    Event,
     ExitReason,
     Finding,
     InputFormat,
@@ -96,8 +98,8 @@ def check_trace_complete(cap: Capture) -> CheckResult:
     findings = [Finding(name, f"capture has a gap: {g.what}", (g.quote(),)) for g in p.gaps]
     if p.problems:
         quotes = tuple(pr.quote() for pr in p.problems[:MAX_QUOTES])
-        more = f" (first {MAX_QUOTES} quoted)" if len(p.problems) > MAX_QUOTES else ""
-        findings.append(Finding(name, f"{len(p.problems)} unreadable line(s){more}", quotes))
+        more = f" (first {MAX_QUOTES} quoted)" if p.n_problems > MAX_QUOTES else ""
+        findings.append(Finding(name, f"{p.n_problems} unreadable line(s){more}", quotes))
     for ev_name in unknown_initexit_events(p):
         findings.append(Finding(
             name, f"unknown initexit event {ev_name!r} ({p.ignored[ev_name]}x): "
@@ -106,7 +108,7 @@ def check_trace_complete(cap: Capture) -> CheckResult:
 
 
 def check_pairing(cap: Capture) -> CheckResult:
-    return _result(PAIRING_CHECK, cap.build_problems, applicable=bool(cap.spans))
+    return _result(PAIRING_CHECK, cap.build_problems, applicable=cap.n_spans > 0)
 
 
 def _boot_items(cap: Capture) -> list[tuple[Span, tuple[int, int], tuple[int, int]]]:
@@ -176,8 +178,7 @@ def check_levels(cap: Capture) -> CheckResult:
     seen: dict[str, str] = {}
     last_i = -1
     last_ev = None
-    for ev in cap.levels:
-        lvl = ev.info.partition("=")[2].strip()
+    for ev, lvl in zip(cap.levels, cap.level_names):
         if lvl not in BANDS:
             continue  # early, console: separate mechanisms, before pure
         i = BAND_NAMES.index(lvl)
@@ -215,63 +216,19 @@ def _first_failure(u: Unit) -> Optional[Span]:
     return None
 
 
-def check_inits_ascending(cap: Capture) -> CheckResult:
-    name = "inits-ascending"
-    findings = []
-    for u in cap.units:
-        prev: Optional[Span] = None
-        seen: dict[int, Span] = {}
-        for s in u.inits:
-            assert s.idx is not None
-            if s.idx in seen:
-                findings.append(Finding(name, f"{u.name()}: init #{s.idx} {s.func} ran twice",
-                                        _q(seen[s.idx])[:1] + _q(s)[:1]))
-            elif prev is not None and prev.idx is not None and (
-                s.idx < prev.idx or (s.prio is not None and prev.prio is not None and s.prio < prev.prio)
-            ):
-                findings.append(Finding(
-                    name,
-                    f"{u.name()}: init #{s.idx} {s.func} (prio {s.prio}) ran after "
-                    f"#{prev.idx} {prev.func} (prio {prev.prio})",
-                    _q(prev)[:1] + _q(s)[:1]))
-            seen[s.idx] = s
-            prev = s
-    return _result(name, findings, applicable=any(u.inits for u in cap.units),
-                   note="" if cap.units else "no initexit pairs in the capture")
-
-
-def check_no_init_after_failure(cap: Capture) -> CheckResult:
-    name = "no-init-after-failure"
-    findings = []
-    any_failure = False
-    for u in cap.units:
-        f = _first_failure(u)
-        if f is None:
-            continue
-        any_failure = True
-        after = cap.parsed.position(f.start)
-        for s in u.inits:
-            if cap.parsed.position(s.start) > after:
-                findings.append(Finding(
-                    name, f"{u.name()}: init #{s.idx} {s.func} ran after #{f.idx} {f.func} failed "
-                          f"with {f.ret}", _q(f) + _q(s)[:1]))
-    return _result(name, findings, applicable=any_failure,
-                   note="" if any_failure else "no failed pair init in the capture")
-
-
 #: (path, origin) -> {idx: exit function} of the pairs known to have an exit.
 Known = dict[tuple[CallPath, str], dict[int, str]]
 
+#: A unit's position function: where an event ran (ParsedInput.position).
+Position = Callable[[Event], int]
 
-def _known_exits(cap: Capture) -> Known:
+
+def _learn_exits(known: Known, u: Unit) -> None:
     """Pairs known to have an exit, with the exit's name: any pair whose exit
     ran anywhere in the capture (a trace cannot show an exit that never ran)."""
-    known: Known = {}
-    for u in cap.units:
-        for e in u.exits:
-            if e.idx is not None:
-                known.setdefault((u.path, u.origin), {})[e.idx] = e.func
-    return known
+    for e in u.exits:
+        if e.idx is not None:
+            known.setdefault((u.path, u.origin), {})[e.idx] = e.func
 
 
 def _exit_state(known: Known, u: Unit, idx: Optional[int]) -> Optional[bool]:
@@ -314,167 +271,370 @@ def _idx_list(spans: Iterable[Span]) -> str:
     return "[" + ", ".join(f"#{s.idx} {s.func}" for s in spans) + "]"
 
 
-def check_unwind_after_failure(cap: Capture) -> CheckResult:
-    name = "unwind-after-failure"
-    known = _known_exits(cap)
+# -- the checks of one unit ---------------------------------------------------------
+# Each takes one closed unit, what is known of the capture's exits, and
+# the position function, and returns its findings and whether the unit
+# gave the check something to check.  CheckPass runs them on each unit
+# as the builder closes it.
+
+
+def _unit_inits_ascending(u: Unit, known: Known, pos: Position) -> tuple[list[Finding], bool]:
+    name = "inits-ascending"
     findings = []
-    any_unwind = False
-    # Succeeded inits before a failure whose pair shows no exit anywhere:
-    # the trace cannot tell "has no exit" from "its exit was not unwound".
-    unchecked: list[tuple[Unit, list[str]]] = []
-    for u in cap.units:
-        f = _first_failure(u)
-        for ev in u.stray_unwinds:
-            findings.append(Finding(name, f"{u.name()}: unwind event with no exit after it",
-                                    (ev.quote(),)))
-        if f is None:
-            for e in u.exits:
-                if e.reason is _UNWIND or e.unwind is not None:
-                    any_unwind = True
-                    findings.append(Finding(
-                        name, f"{u.name()}: exit #{e.idx} {e.func} ran as an unwind, "
-                              f"but no init of it failed", _q(e)[:1]))
-            continue
-        any_unwind = True
-        assert f.idx is not None
-        succeeded = _succeeded_before(u, f.idx, known)
-        blind = [f"#{i} {succeeded[i]}" for i in sorted(succeeded) if _exit_state(known, u, i) is None]
-        if blind:
-            unchecked.append((u, blind))
-        exp_idx = sorted((i for i in succeeded if _has_exit(known, u, i)), reverse=True)
-        after = cap.parsed.position(f.start)
-        actual = [e for e in u.exits if cap.parsed.position(e.start) > after]
-        act_idx = [e.idx for e in actual]
-        if exp_idx != act_idx:
-            extra = [e for e in actual if e.idx not in succeeded]
-            missing = [f"#{i} {_exit_name(known, u, i, succeeded[i])}" for i in exp_idx if i not in act_idx]
-            why = []
-            if extra:
-                why.append(f"exits of pairs that had not succeeded: {_idx_list(extra)}")
-            if missing:
-                why.append(f"missing exits: [{', '.join(missing)}]")
-            if not why:
-                why.append("wrong order")
-            expected = ", ".join(f"#{i} {_exit_name(known, u, i, succeeded[i])}" for i in exp_idx)
+    prev: Optional[Span] = None
+    seen: dict[int, Span] = {}
+    for s in u.inits:
+        assert s.idx is not None
+        if s.idx in seen:
+            findings.append(Finding(name, f"{u.name()}: init #{s.idx} {s.func} ran twice",
+                                    _q(seen[s.idx])[:1] + _q(s)[:1]))
+        elif prev is not None and prev.idx is not None and (
+            s.idx < prev.idx or (s.prio is not None and prev.prio is not None and s.prio < prev.prio)
+        ):
             findings.append(Finding(
                 name,
-                f"{u.name()}: after #{f.idx} {f.func} failed with {f.ret}, expected exits "
-                f"[{expected}], got {_idx_list(actual)} ({'; '.join(why)})",
-                _q(f)[1:2] + tuple(e.start.quote() for e in actual)))
-        for e in actual:
-            if e.reason is not _UNWIND:
+                f"{u.name()}: init #{s.idx} {s.func} (prio {s.prio}) ran after "
+                f"#{prev.idx} {prev.func} (prio {prev.prio})",
+                _q(prev)[:1] + _q(s)[:1]))
+        seen[s.idx] = s
+        prev = s
+    return findings, bool(u.inits)
+
+
+def _unit_no_init_after_failure(u: Unit, known: Known, pos: Position) -> tuple[list[Finding], bool]:
+    name = "no-init-after-failure"
+    f = _first_failure(u)
+    if f is None:
+        return [], False
+    findings = []
+    after = pos(f.start)
+    for s in u.inits:
+        if pos(s.start) > after:
+            findings.append(Finding(
+                name, f"{u.name()}: init #{s.idx} {s.func} ran after #{f.idx} {f.func} failed "
+                      f"with {f.ret}", _q(f) + _q(s)[:1]))
+    return findings, True
+
+
+def _unit_unwind_after_failure(u: Unit, known: Known, pos: Position,
+                               unchecked: "Unchecked") -> tuple[list[Finding], bool]:
+    name = "unwind-after-failure"
+    findings = []
+    f = _first_failure(u)
+    for ev in u.stray_unwinds:
+        findings.append(Finding(name, f"{u.name()}: unwind event with no exit after it", (ev.quote(),)))
+    if f is None:
+        any_unwind = False
+        for e in u.exits:
+            if e.reason is _UNWIND or e.unwind is not None:
+                any_unwind = True
                 findings.append(Finding(
-                    name, f"{u.name()}: exit #{e.idx} {e.func} after a failure has "
-                          f"reason={e.reason.value if e.reason else '?'}, not unwind", _q(e)[:1]))
-            if e.unwind is None:
-                findings.append(Finding(
-                    name, f"{u.name()}: exit #{e.idx} {e.func} after a failure has no "
-                          f"initexit_unwind event before it", _q(e)[:1]))
-                continue
-            fields = dict(kv.split("=", 1) for kv in e.unwind.info.split() if "=" in kv)
-            want = {"failed_idx": str(f.idx), "failed_func": f.func, "error": str(f.ret),
-                    "failed_prio": str(f.prio)}
-            wrong = {k: fields.get(k) for k, v in want.items() if fields.get(k) != v}
-            if wrong:
-                shown = ", ".join(f"{k}={v} (expected {want[k]})" for k, v in wrong.items())
-                findings.append(Finding(
-                    name, f"{u.name()}: unwind event for #{e.idx} names the wrong failure: {shown}",
-                    (e.unwind.quote(),) + _q(f)[1:2]))
-    note = "" if any_unwind else "no failed pair init in the capture"
-    if unchecked:
-        note = _unchecked_note(unchecked)
-    return _result(name, findings, applicable=any_unwind, note=note)
+                    name, f"{u.name()}: exit #{e.idx} {e.func} ran as an unwind, "
+                          f"but no init of it failed", _q(e)[:1]))
+        return findings, any_unwind
+    assert f.idx is not None
+    succeeded = _succeeded_before(u, f.idx, known)
+    # Succeeded inits before a failure whose pair shows no exit anywhere:
+    # the trace cannot tell "has no exit" from "its exit was not unwound".
+    blind = [f"#{i} {succeeded[i]}" for i in sorted(succeeded) if _exit_state(known, u, i) is None]
+    if blind:
+        unchecked.add(u, blind)
+    exp_idx = sorted((i for i in succeeded if _has_exit(known, u, i)), reverse=True)
+    after = pos(f.start)
+    actual = [e for e in u.exits if pos(e.start) > after]
+    act_idx = [e.idx for e in actual]
+    if exp_idx != act_idx:
+        extra = [e for e in actual if e.idx not in succeeded]
+        missing = [f"#{i} {_exit_name(known, u, i, succeeded[i])}" for i in exp_idx if i not in act_idx]
+        why = []
+        if extra:
+            why.append(f"exits of pairs that had not succeeded: {_idx_list(extra)}")
+        if missing:
+            why.append(f"missing exits: [{', '.join(missing)}]")
+        if not why:
+            why.append("wrong order")
+        expected = ", ".join(f"#{i} {_exit_name(known, u, i, succeeded[i])}" for i in exp_idx)
+        findings.append(Finding(
+            name,
+            f"{u.name()}: after #{f.idx} {f.func} failed with {f.ret}, expected exits "
+            f"[{expected}], got {_idx_list(actual)} ({'; '.join(why)})",
+            _q(f)[1:2] + tuple(e.start.quote() for e in actual)))
+    for e in actual:
+        if e.reason is not _UNWIND:
+            findings.append(Finding(
+                name, f"{u.name()}: exit #{e.idx} {e.func} after a failure has "
+                      f"reason={e.reason.value if e.reason else '?'}, not unwind", _q(e)[:1]))
+        if e.unwind is None or e.failed is None:
+            findings.append(Finding(
+                name, f"{u.name()}: exit #{e.idx} {e.func} after a failure has no "
+                      f"initexit_unwind event before it", _q(e)[:1]))
+            continue
+        got = e.failed._asdict()
+        want = {"failed_idx": f.idx, "failed_func": f.func, "error": f.ret, "failed_prio": f.prio}
+        wrong = {k: got.get(k) for k, v in want.items() if got.get(k) != v}
+        if wrong:
+            shown = ", ".join(f"{k}={v} (expected {want[k]})" for k, v in wrong.items())
+            findings.append(Finding(
+                name, f"{u.name()}: unwind event for #{e.idx} names the wrong failure: {shown}",
+                (e.unwind.quote(),) + _q(f)[1:2]))
+    return findings, True
 
 
-def _unchecked_note(unchecked: list[tuple[Unit, list[str]]]) -> str:
-    """What unwind-after-failure could not check, in one sentence."""
-    parts = [f"{u.name()}: {', '.join(blind)}" for u, blind in unchecked[:3]]
-    if len(unchecked) > 3:
-        parts.append(f"and {len(unchecked) - 3} more")
-    one = len(unchecked) == 1 and len(unchecked[0][1]) == 1
-    what = "its exit never ran" if one else "none of their exits ran"
-    text = (f"not checked: {'; '.join(parts)} succeeded before the failure, but {what} anywhere "
-            "in the capture and the kernel's initexit_init_start has no has_exit= field, "
-            "so the trace cannot tell whether there was one to unwind")
-    if any(u.path is CallPath.MODULE for u, _ in unchecked):
-        text += " (unload the module once in the same capture to show its exits)"
-    return text
+class Unchecked:
+    """What unwind-after-failure could not check: the first few units (by
+    creation) and how many, so the note is the same however long the
+    capture."""
+
+    SHOWN = 3
+
+    def __init__(self) -> None:
+        self.first: list[tuple[int, Unit, list[str]]] = []
+        self.count = 0
+        self.module = False
+        self.single = True  # one unit with one pair
+
+    def add(self, u: Unit, blind: list[str]) -> None:
+        self.count += 1
+        self.module = self.module or u.path is CallPath.MODULE
+        self.single = self.count == 1 and len(blind) == 1
+        self.first.append((u.seq, u, blind))
+        self.first.sort(key=lambda t: t[0])
+        del self.first[self.SHOWN:]
+
+    def note(self) -> str:
+        """What unwind-after-failure could not check, in one sentence."""
+        parts = [f"{u.name()}: {', '.join(blind)}" for _seq, u, blind in self.first]
+        if self.count > self.SHOWN:
+            parts.append(f"and {self.count - self.SHOWN} more")
+        what = "its exit never ran" if self.single else "none of their exits ran"
+        text = (f"not checked: {'; '.join(parts)} succeeded before the failure, but {what} anywhere "
+                "in the capture and the kernel's initexit_init_start has no has_exit= field, "
+                "so the trace cannot tell whether there was one to unwind")
+        if self.module:
+            text += " (unload the module once in the same capture to show its exits)"
+        return text
 
 
-def check_unload_reverse(cap: Capture) -> CheckResult:
+def _unit_unload_reverse(u: Unit, known: Known, pos: Position) -> tuple[list[Finding], bool]:
     name = "unload-reverse-order"
     findings = []
-    any_unload = False
-    for u in cap.units:
-        unload = [e for e in u.exits if e.reason is _UNLOAD]
-        if not unload:
-            continue
-        any_unload = True
-        order = [s.idx for s in u.inits if s.ret is not None and s.ret >= 0]
-        pos = {idx: i for i, idx in enumerate(order)}
-        for a, b in zip(unload, unload[1:]):
-            assert a.idx is not None and b.idx is not None
-            by_init = a.idx in pos and b.idx in pos and pos[b.idx] >= pos[a.idx]
-            if b.idx >= a.idx or by_init:
-                findings.append(Finding(
-                    name,
-                    f"{u.name()}: exit #{b.idx} {b.func} ran after exit #{a.idx} {a.func}; "
-                    f"the reverse of the inits runs #{a.idx} after #{b.idx}"
-                    if b.idx != a.idx else
-                    f"{u.name()}: exit #{b.idx} {b.func} ran twice in a row",
-                    _q(a)[:1] + _q(b)[:1]))
-        f = _first_failure(u)
-        if f is not None:
+    unload = [e for e in u.exits if e.reason is _UNLOAD]
+    if not unload:
+        return [], False
+    order = [s.idx for s in u.inits if s.ret is not None and s.ret >= 0]
+    where = {idx: i for i, idx in enumerate(order)}
+    for a, b in zip(unload, unload[1:]):
+        assert a.idx is not None and b.idx is not None
+        by_init = a.idx in where and b.idx in where and where[b.idx] >= where[a.idx]
+        if b.idx >= a.idx or by_init:
             findings.append(Finding(
-                name, f"{u.name()}: unload exits after a failed load", _q(f)[1:2] + _q(unload[0])[:1]))
-    return _result(name, findings, applicable=any_unload,
-                   note="" if any_unload else "no module unload in the capture")
+                name,
+                f"{u.name()}: exit #{b.idx} {b.func} ran after exit #{a.idx} {a.func}; "
+                f"the reverse of the inits runs #{a.idx} after #{b.idx}"
+                if b.idx != a.idx else
+                f"{u.name()}: exit #{b.idx} {b.func} ran twice in a row",
+                _q(a)[:1] + _q(b)[:1]))
+    f = _first_failure(u)
+    if f is not None:
+        findings.append(Finding(
+            name, f"{u.name()}: unload exits after a failed load", _q(f)[1:2] + _q(unload[0])[:1]))
+    return findings, True
 
 
-def check_exit_exactly_once(cap: Capture) -> CheckResult:
+def _unit_exit_exactly_once(u: Unit, known: Known, pos: Position) -> tuple[list[Finding], bool]:
     name = "exit-exactly-once"
-    known = _known_exits(cap)
     findings = []
-    any_exit = False
-    for u in cap.units:
-        f = _first_failure(u)
-        ok = _succeeded_before(u, f.idx if f is not None else None, known)
-        inits = {s.idx: s for s in u.inits}
-        count: dict[Optional[int], list[Span]] = {}
-        for e in u.exits:
-            any_exit = True
-            count.setdefault(e.idx, []).append(e)
-        for idx, es in count.items():
-            if len(es) > 1:
+    f = _first_failure(u)
+    ok = _succeeded_before(u, f.idx if f is not None else None, known)
+    inits = {s.idx: s for s in u.inits}
+    count: dict[Optional[int], list[Span]] = {}
+    for e in u.exits:
+        count.setdefault(e.idx, []).append(e)
+    for idx, es in count.items():
+        if len(es) > 1:
+            findings.append(Finding(
+                name, f"{u.name()}: exit #{idx} {es[0].func} ran {len(es)} times",
+                tuple(e.start.quote() for e in es)))
+        init = inits.get(idx)
+        reached = init is not None or f is None or (idx is not None and f.idx is not None
+                                                     and idx < f.idx)
+        if idx not in ok and (init is not None or not reached):
+            why = (f"its init returned {init.ret}" if init is not None and init.ret is not None
+                   else "its init was never reached in this load")
+            findings.append(Finding(
+                name, f"{u.name()}: exit #{idx} {es[0].func} ran but {why}",
+                _q(init)[1:2] + (es[0].start.quote(),)))
+        elif init is not None and init.has_exit == 0:
+            findings.append(Finding(
+                name, f"{u.name()}: exit #{idx} {es[0].func} ran, but its init_start said has_exit=0",
+                _q(init)[:1] + (es[0].start.quote(),)))
+    unloaded = any(e.reason is _UNLOAD for e in u.exits)
+    if unloaded or (u.free is not None and f is None):
+        for idx, func in sorted(ok.items()):
+            if _has_exit(known, u, idx) and idx not in count:
+                init = inits.get(idx)
+                how = ("its init_start says has_exit=1" if init is not None and init.has_exit == 1
+                       else "seen elsewhere in the capture")
                 findings.append(Finding(
-                    name, f"{u.name()}: exit #{idx} {es[0].func} ran {len(es)} times",
-                    tuple(e.start.quote() for e in es)))
-            init = inits.get(idx)
-            reached = init is not None or f is None or (idx is not None and f.idx is not None
-                                                         and idx < f.idx)
-            if idx not in ok and (init is not None or not reached):
-                why = (f"its init returned {init.ret}" if init is not None and init.ret is not None
-                       else "its init was never reached in this load")
-                findings.append(Finding(
-                    name, f"{u.name()}: exit #{idx} {es[0].func} ran but {why}",
-                    _q(init)[1:2] + (es[0].start.quote(),)))
-            elif init is not None and init.has_exit == 0:
-                findings.append(Finding(
-                    name, f"{u.name()}: exit #{idx} {es[0].func} ran, but its init_start said has_exit=0",
-                    _q(init)[:1] + (es[0].start.quote(),)))
-        unloaded = any(e.reason is _UNLOAD for e in u.exits)
-        if unloaded or (u.free is not None and f is None):
-            for idx, func in sorted(ok.items()):
-                if _has_exit(known, u, idx) and idx not in count:
-                    init = inits.get(idx)
-                    how = ("its init_start says has_exit=1" if init is not None and init.has_exit == 1
-                           else "seen elsewhere in the capture")
-                    findings.append(Finding(
-                        name, f"{u.name()}: pair #{idx} {func} succeeded and has an exit "
-                              f"({how}), but it was never exited on unload",
-                        _q(init)[1:2]))
-    return _result(name, findings, applicable=any_exit,
-                   note="" if any_exit else "no pair exit in the capture")
+                    name, f"{u.name()}: pair #{idx} {func} succeeded and has an exit "
+                          f"({how}), but it was never exited on unload",
+                    _q(init)[1:2]))
+    return findings, bool(u.exits)
+
+
+#: The unit checks, in report order (unwind-after-failure takes the Unchecked too).
+UNIT_CHECKS = ("inits-ascending", "no-init-after-failure", "unwind-after-failure",
+               "unload-reverse-order", "exit-exactly-once")
+
+_UNIT_NOTES = {
+    "inits-ascending": "no initexit pairs in the capture",
+    "no-init-after-failure": "no failed pair init in the capture",
+    "unwind-after-failure": "no failed pair init in the capture",
+    "unload-reverse-order": "no module unload in the capture",
+    "exit-exactly-once": "no pair exit in the capture",
+}
+
+#: How many findings one check lists; past it they are counted.
+MAX_FINDINGS = 1000
+
+
+class CheckPass:
+    """The checks in one streaming pass: a sink for the span builder.
+
+    Memory depends on what is open, not on the capture's length: boot spans
+    are kept (the boot checks and the declared order need them; a boot has
+    as many as the kernel has initcalls), every other span only counts
+    toward the notes, and each unit is checked once it is closed and then
+    dropped.  "Has an exit" may be learnt from an exit seen anywhere in
+    the capture (kernels without ``has_exit=``), so a closed unit waits
+    among the last ``WINDOW`` closed units before it is checked: every
+    unit of a capture with fewer is checked with all the capture knows,
+    exactly as a check over the whole capture; a unit of a longer one
+    with the exits of the ``WINDOW`` loads after it (a note counts the
+    units this could have mattered for: some init without ``has_exit=``).
+    Findings are listed by unit creation, at most MAX_FINDINGS per check.
+    """
+
+    WINDOW = 512
+
+    def __init__(self, window: Optional[int] = None) -> None:
+        self.window = self.WINDOW if window is None else window
+        self.spans: list[Span] = []  # the boot spans
+        self.units: list[Unit] = []  # none kept
+        self.waiting: deque[Unit] = deque()
+        self.known: Known = {}
+        self.position: Position = lambda ev: ev.line
+        self.findings: dict[str, list[tuple[int, Finding]]] = {n: [] for n in UNIT_CHECKS}
+        self.more: dict[str, int] = dict.fromkeys(UNIT_CHECKS, 0)
+        self.applicable: dict[str, bool] = dict.fromkeys(UNIT_CHECKS, False)
+        self.any_unit = False
+        self.unchecked = Unchecked()
+        self.early_blind = 0
+        # Aggregates of every span, for the notes.
+        self.n_durations = 0
+        self.all_whole_ms = True
+        self.pair_inits = 0
+        self.total_ns = 0
+        self.any_span = False
+        self.kinds: dict[SpanKind, int] = {}
+        self.failed_inits = 0
+
+    def use_moved(self, moved: Mapping[int, int]) -> None:
+        """Order events by the tie reordering's map (filled as it is read)."""
+        self.position = lambda ev: moved.get(ev.line, ev.line)
+
+    def span(self, s: Span) -> None:
+        self.any_span = True
+        d = s.duration_ns
+        if d:
+            self.n_durations += 1
+            if d % 1_000_000:
+                self.all_whole_ms = False
+        kind = s.kind
+        self.kinds[kind] = self.kinds.get(kind, 0) + 1
+        if kind is not _PAIR_EXIT and s.ret is not None and s.ret < 0:
+            self.failed_inits += 1
+        if kind is _PAIR_INIT:
+            self.pair_inits += 1
+        if kind is not _PAIR_EXIT and d:
+            self.total_ns += d
+        if s.path is _BOOT:
+            self.spans.append(s)
+
+    def unit(self, u: Unit) -> None:
+        self.any_unit = True
+        _learn_exits(self.known, u)
+        self.waiting.append(u)
+        if len(self.waiting) > self.window:
+            old = self.waiting.popleft()
+            if any(s.has_exit is None for s in old.inits):
+                self.early_blind += 1
+            self._check(old)
+
+    def _check(self, u: Unit) -> None:
+        known, pos = self.known, self.position
+        results = (
+            _unit_inits_ascending(u, known, pos),
+            _unit_no_init_after_failure(u, known, pos),
+            _unit_unwind_after_failure(u, known, pos, self.unchecked),
+            _unit_unload_reverse(u, known, pos),
+            _unit_exit_exactly_once(u, known, pos),
+        )
+        for name, (found, applicable) in zip(UNIT_CHECKS, results):
+            if applicable:
+                self.applicable[name] = True
+            kept = self.findings[name]
+            for f in found:
+                if len(kept) < MAX_FINDINGS:
+                    kept.append((u.seq, f))
+                else:
+                    self.more[name] += 1
+
+    def unit_results(self) -> dict[str, CheckResult]:
+        """Check the units still waiting, then each unit check's result."""
+        while self.waiting:
+            self._check(self.waiting.popleft())
+        out = {}
+        for name in UNIT_CHECKS:
+            found = [f for _seq, f in sorted(self.findings[name], key=lambda t: t[0])]
+            if self.more[name]:
+                found.append(Finding(name, f"and {self.more[name]} more findings of {name}, not listed"))
+            note = ""
+            if not self.applicable[name]:
+                note = _UNIT_NOTES[name] if name != "inits-ascending" or not self.any_unit else ""
+            if name == "unwind-after-failure" and self.unchecked.count:
+                note = self.unchecked.note()
+            if self.early_blind:
+                extra = (f"{self.early_blind} unit(s) whose inits lack has_exit= were checked with the "
+                         f"exits of the {self.window} units closed after them, not the whole capture's")
+                note = f"{note}; {extra}" if note else extra
+            out[name] = _result(name, found, applicable=self.applicable[name], note=note)
+        return out
+
+    def notes(self, cap: Capture) -> tuple[str, ...]:
+        return _notes(cap, self)
+
+    def verdict(self, cap: Capture, expect_all: bool = False) -> Verdict:
+        """Every check, in report order, over ``cap`` (whose spans hold at
+        least the boot spans) and the units this pass was given."""
+        units = self.unit_results()
+        results = []
+        for name, _desc in CHECKS:
+            if name in units:
+                results.append(units[name])
+            elif name == "declared-initcalls-ran":
+                results.append(check_declared_ran(cap, expect_all))
+            else:
+                results.append(_CAPTURE_CHECKS[name](cap))
+        counts = {
+            "calls": sum(self.kinds.values()),
+            "initcalls": self.kinds.get(_INITCALL, 0),
+            "pair_inits": self.kinds.get(_PAIR_INIT, 0),
+            "pair_exits": self.kinds.get(_PAIR_EXIT, 0),
+            "failed_inits": self.failed_inits,
+            "units": cap.n_units,
+        }
+        return Verdict(cap, tuple(results), self.notes(cap), counts)
 
 
 def _declared(cap: Capture, name: str) -> tuple[Optional[DeclaredMatch], Optional[CheckResult]]:
@@ -626,23 +786,17 @@ def check_declared_ran(cap: Capture, expect_all: bool = False) -> CheckResult:
     return _result(name, findings, note="; ".join(parts))
 
 
-ALL_CHECKS: tuple[Callable[[Capture], CheckResult], ...] = (
-    check_trace_complete,
-    check_pairing,
-    check_boot_priority_order,
-    check_levels,
-    check_inits_ascending,
-    check_no_init_after_failure,
-    check_unwind_after_failure,
-    check_unload_reverse,
-    check_exit_exactly_once,
-    check_declared_level,
-    check_declared_link_order,
-    check_declared_ran,
-)
+_CAPTURE_CHECKS: dict[str, Callable[[Capture], CheckResult]] = {
+    "trace-complete": check_trace_complete,
+    PAIRING_CHECK: check_pairing,
+    "boot-priority-order": check_boot_priority_order,
+    "levels-agree-with-priorities": check_levels,
+    "declared-level": check_declared_level,
+    "declared-link-order": check_declared_link_order,
+}
 
 
-def _notes(cap: Capture) -> tuple[str, ...]:
+def _notes(cap: Capture, agg: CheckPass) -> tuple[str, ...]:
     notes = []
     p = cap.parsed
     if p.ignored:
@@ -653,29 +807,33 @@ def _notes(cap: Capture) -> tuple[str, ...]:
         printed = sorted({shown for _label, shown in cap.module_init_labels})
         examples = ", ".join(printed[:3]) + (", ..." if len(printed) > 3 else "")
         notes.append(
-            f"{len(cap.module_init_labels)} module init(s) labelled by their module_load event "
+            f"{cap.module_init_label_count} module init(s) labelled by their module_load event "
             f"(<module>:init, or the pair's init): the init is freed before trace-cmd saves kallsyms, "
             f"so trace-cmd printed it as a wrong symbol or an address ({examples})")
     if len(p.reordered) > MAX_QUOTES:
         notes.append(f"and {len(p.reordered) - MAX_QUOTES} more runs of tied events put in order")
     if p.fmt is InputFormat.DMESG:
         notes.append("dmesg input: no exit or unwind events; pair checks need a trace-cmd capture")
-    durs = [s.duration_ns for s in cap.spans if s.duration_ns]
-    if len(durs) >= 10 and all(d % 1_000_000 == 0 for d in durs):
+    if agg.n_durations >= 10 and agg.all_whole_ms:
         notes.append("every duration is a whole millisecond: the clocksource is probably jiffies, "
                      "durations are meaningless")
-    pairs = sum(1 for s in cap.spans if s.kind is _PAIR_INIT)
-    if cap.spans and pairs == 0 and p.fmt is InputFormat.TRACE_CMD:
+    if agg.any_span and agg.pair_inits == 0 and p.fmt is InputFormat.TRACE_CMD:
         notes.append("no initexit events: a stock kernel, or the initexit events were not recorded")
-    total = sum(s.duration_ns or 0 for s in cap.spans if s.kind is not _PAIR_EXIT)
-    if total:
-        notes.append(f"time in inits and initcalls: {format_duration(total)}")
+    if agg.total_ns:
+        notes.append(f"time in inits and initcalls: {format_duration(agg.total_ns)}")
+    if cap.kept_note:
+        notes.append(cap.kept_note)
     return tuple(notes)
 
 
 def run_checks(cap: Capture, expect_all: bool = False) -> Verdict:
-    """Run every named check over the capture; ``expect_all``: an initcall
-    declared in the map that never ran is a finding, not a note."""
-    results = tuple(check_declared_ran(cap, expect_all) if c is check_declared_ran else c(cap)
-                    for c in ALL_CHECKS)
-    return Verdict(cap, results, _notes(cap))
+    """Run every named check over a whole capture; ``expect_all``: an
+    initcall declared in the map that never ran is a finding, not a note.
+    (The CLI runs the same checks streaming, as :class:`CheckPass`.)"""
+    agg = CheckPass(window=len(cap.units))
+    agg.use_moved(cap.parsed.moved)
+    for s in cap.spans:
+        agg.span(s)
+    for u in cap.units:
+        agg.unit(u)
+    return agg.verdict(cap, expect_all)

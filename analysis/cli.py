@@ -14,8 +14,8 @@ from typing import Callable, Optional, Sequence
 
 from analysis import __version__
 from analysis.bench import format_bench, run_bench
-from analysis.load import gc_paused, load_capture
-from analysis.checks import CHECKS, run_checks
+from analysis.load import check_input, load_capture
+from analysis.checks import CHECKS
 from analysis.declared import DeclaredOrder, read_map
 from analysis.diff import diff_captures, parse_duration, render_diff
 from analysis.model import Verdict
@@ -85,16 +85,15 @@ def _declared_arg(args: argparse.Namespace) -> Optional[DeclaredOrder]:
 
 
 def analyse(path: str, progress: Callable[[str], None], declared: Optional[DeclaredOrder] = None,
-            expect_all: bool = False) -> Verdict:
-    """Read, parse, build and check one input."""
+            expect_all: bool = False, render: bool = True) -> Verdict:
+    """Read, parse, build and check one input in one streaming pass;
+    ``render``: keep the spans the renders show, not only the boot's."""
     progress(f"reading {path}")
-    cap = load_capture(path, declared=declared)
-    parsed = cap.parsed
-    progress(f"parsed {len(parsed.events)} events from {parsed.line_count} lines "
+    verdict = check_input(path, declared=declared, expect_all=expect_all, render=render)
+    parsed = verdict.capture.parsed
+    progress(f"parsed {parsed.n_events} events from {parsed.line_count} lines "
              f"({parsed.fmt.value})")
-    with gc_paused():
-        verdict = run_checks(cap, expect_all=expect_all)
-    progress(f"checked {len(verdict.capture.spans)} calls: "
+    progress(f"checked {verdict.capture.n_spans} calls: "
              f"{'ok' if verdict.ok else str(len(verdict.findings)) + ' finding(s)'}")
     return verdict
 
@@ -156,7 +155,7 @@ def cmd_parse(args: argparse.Namespace, progress: Progress) -> int:
 
 
 def cmd_check(args: argparse.Namespace, progress: Progress) -> int:
-    v = analyse(args.input, progress, _declared_arg(args), args.expect_all)
+    v = analyse(args.input, progress, _declared_arg(args), args.expect_all, render=False)
     if args.format == "json":
         _emit(dumps(verdict_dict(v)), args.output)
     else:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from typing import Iterable, Mapping, Optional
 
 from analysis.model import BAND_NAMES, CallPath, Capture, InputFormat, Span, SpanKind
-from analysis.parse import TRACE_DAT_MAGIC, InputError
+from analysis.source import TRACE_DAT_MAGIC, InputError
 
 INITCALL_SYMBOL_RE = re.compile(r"__initcall__kmod_(.+?)__(\d+)_(\d+)_(.+?)(early|con|rootfs|[0-7]s?)$")
 """One initcall entry's symbol: object, counter, source line, function, level id.

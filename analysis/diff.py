@@ -21,7 +21,7 @@ from typing import Any, Optional
 
 from analysis.declared import bare_name, level_of
 from analysis.model import BANDS, CallPath, Capture, Span, SpanKind, format_duration
-from analysis.parse import InputError
+from analysis.source import InputError
 
 DIFF_SCHEMA = "initexit-diff/1"
 

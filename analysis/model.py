@@ -215,6 +215,24 @@ class Event(NamedTuple):
         )
 
 
+class KernelNotice(NamedTuple):
+    """One of the series' kernel messages about built-in pairs in dmesg
+    (grammar.DMESG_INITEXIT_RE), or the boot handing over to init.
+
+    ``kind``: ``ordered`` (``value`` pairs in ``ns``), ``skipped`` (after an
+    earlier failure), ``blacklisted``, ``failed`` (``value`` is the error),
+    ``run-init`` (``func`` is the init program)."""
+
+    line: int
+    kind: str
+    origin: str = ""
+    func: str = ""
+    prio: Optional[int] = None
+    value: Optional[int] = None
+    ns: Optional[int] = None
+    text: str = ""
+
+
 @dataclass(frozen=True, slots=True)
 class Gap:
     """A place where the capture is known to miss data."""
@@ -260,11 +278,44 @@ class ParsedInput:
     #: Events are in the order they ran by ``moved.get(line, line)``, not
     #: by ``line``; quotes keep the real line.
     moved: Mapping[int, int] = field(default_factory=dict)
+    #: How many events were read, when ``events`` does not keep them all
+    #: (a streaming read keeps none); None: ``len(events)``.
+    event_count: Optional[int] = None
+    #: The last timestamp of the capture, when ``events`` does not keep them.
+    last_ts_ns: Optional[int] = None
+    #: How many lines were unreadable, when ``problems`` keeps only the first.
+    problem_count: Optional[int] = None
+    #: dmesg: the series' own messages about built-in pairs, and the boot's end.
+    notices: tuple["KernelNotice", ...] = ()
+
+    @property
+    def n_events(self) -> int:
+        return len(self.events) if self.event_count is None else self.event_count
+
+    @property
+    def n_problems(self) -> int:
+        return len(self.problems) if self.problem_count is None else self.problem_count
+
+    @property
+    def end_ns(self) -> int:
+        """The capture's last timestamp (0 when it has no event)."""
+        if self.last_ts_ns is not None:
+            return self.last_ts_ns
+        return max((e.ts_ns for e in self.events), default=0)
 
     def position(self, ev: Event) -> int:
         """Where ``ev`` ran among the events: its line, or the line of the
         place it was moved to."""
         return self.moved.get(ev.line, ev.line)
+
+
+class UnwindOf(NamedTuple):
+    """The failure an ``initexit_unwind`` event names."""
+
+    failed_idx: int
+    failed_prio: int
+    failed_func: str
+    error: int
 
 
 # Module constants: in Python 3.11 ``Status.OK`` is a descriptor call, and
@@ -302,6 +353,8 @@ class Span(NamedTuple):
     #: A pair init's ``has_exit=`` (1: the pair has an exit function), None
     #: when the event does not carry it (captures before the field).
     has_exit: Optional[int] = None
+    #: An unwind exit's initexit_unwind fields: the failure it names.
+    failed: Optional["UnwindOf"] = None
 
     @property
     def start_ns(self) -> int:
@@ -354,6 +407,7 @@ class Unit:
     load: Optional[Event] = None
     free: Optional[Event] = None
     stray_unwinds: tuple[Event, ...] = ()  # unwind events with no exit after
+    seq: int = 0  # creation order among the capture's units (reports list them so)
 
     def name(self) -> str:
         if self.path is CallPath.BOOT:
@@ -376,8 +430,27 @@ class Capture:
     #: (analysis/declared.py), None without a map; the note says why.
     declared: Optional["DeclaredMatch"] = None
     declared_note: str = ""
-    #: Module inits labelled by their module_load: (label, name as printed).
+    #: Module inits labelled by their module_load: (label, name as printed),
+    #: each distinct one once; ``module_init_label_count`` counts them all.
     module_init_labels: tuple[tuple[str, str], ...] = ()
+    module_init_label_count: int = 0
+    #: The level name of each of ``levels``.
+    level_names: tuple[str, ...] = ()
+    #: How many spans and units were built, when ``spans``/``units`` keep
+    #: only some (a streaming check keeps the boot's; a render past its
+    #: limit the first ones); None: all are kept.
+    span_count: Optional[int] = None
+    unit_count: Optional[int] = None
+    #: Why ``spans`` is not every span (a render's limit), for the outputs.
+    kept_note: str = ""
+
+    @property
+    def n_spans(self) -> int:
+        return len(self.spans) if self.span_count is None else self.span_count
+
+    @property
+    def n_units(self) -> int:
+        return len(self.units) if self.unit_count is None else self.unit_count
 
 
 @dataclass(frozen=True, slots=True)
@@ -415,6 +488,9 @@ class Verdict:
     capture: Capture
     results: tuple[CheckResult, ...]
     notes: tuple[str, ...] = field(default=())
+    #: Calls by kind over the whole capture (calls, initcalls, pair_inits,
+    #: pair_exits, failed_inits, units): the capture may keep only some spans.
+    counts: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:

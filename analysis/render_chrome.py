@@ -24,7 +24,7 @@ def chrome_trace(v: Verdict) -> dict[str, Any]:
     events: list[dict[str, Any]] = []
     procs: dict[str, int] = {"boot": 1}
     threads: set[tuple[int, int, str]] = set()
-    trace_end = max((e.ts_ns for e in cap.parsed.events), default=0)
+    trace_end = cap.parsed.end_ns
 
     def pid_of(s: Span) -> int:
         name = "boot" if s.path is CallPath.BOOT else f"module {s.origin or '?'}"

@@ -616,7 +616,7 @@ class PageData:
         cap: Capture = v.capture
         spans = cap.spans
         self.total = len(spans)
-        trace_end = max((e.ts_ns for e in cap.parsed.events), default=0)
+        trace_end = cap.parsed.end_ns
         starts = [s.start.ts_ns for s in spans]
         ends = [s.end_ns if s.end_ns is not None else trace_end for s in spans]
         self.t0 = min(starts, default=0)
@@ -932,8 +932,8 @@ def _render(v: Verdict, slowest: int, name: str) -> str:
     cls = "ok" if v.ok else "fail"
     verdict = "OK: every check holds" if v.ok else f"FAIL: {len(v.findings)} finding(s)"
     parts.append(f'<p class="verdict {cls}" id="verdict">{_esc(verdict)}</p>')
-    parts.append(f"<p>{_esc(p.fmt.value)}, {p.line_count} lines, {len(p.events)} events, "
-                 f"{len(cap.spans)} calls, {len(cap.units)} module loads / built-in objects "
+    parts.append(f"<p>{_esc(p.fmt.value)}, {p.line_count} lines, {p.n_events} events, "
+                 f"{cap.n_spans} calls, {cap.n_units} module loads / built-in objects "
                  "with pairs.</p>")
 
     if v.findings:

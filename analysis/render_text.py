@@ -100,7 +100,7 @@ def render_summary_header(cap: Capture) -> str:
     p = cap.parsed
     cpus = f", {p.cpus} CPU(s)" if p.cpus else ""
     return (f"initexit analysis of {p.source} ({p.fmt.value}, {p.line_count} lines, "
-            f"{len(p.events)} events{cpus}, {len(cap.spans)} calls)")
+            f"{p.n_events} events{cpus}, {cap.n_spans} calls)")
 
 
 def render_verdict_line(v: Verdict, paint: Painter) -> str:

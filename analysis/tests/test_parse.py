@@ -11,14 +11,8 @@ from analysis.build import build_capture
 from analysis.checks import run_checks
 from analysis.load import load_capture
 from analysis.model import EventName, InputFormat
-from analysis.parse import (
-    TRACE_DAT_MAGIC,
-    InputError,
-    iter_text_lines,
-    parse_text,
-    read_input,
-    ts_to_ns,
-)
+from analysis.parse import iter_text_lines, parse_text, ts_to_ns
+from analysis.source import TRACE_DAT_MAGIC, InputError, read_input
 from analysis.synth import format_line
 
 
