@@ -42,8 +42,9 @@ BLOCK_RE = re.compile(
     re.MULTILINE | re.DOTALL,
 )
 
-#: ``	need_pkgs "${PKGS_KERNEL[@]}" "${PKGS_GUEST[@]}" python3``
-NEED_PKGS_RE = re.compile(r"^\s*need_pkgs\s+(?P<args>[^#\n]+)$", re.MULTILINE)
+#: ``	need_pkgs "${PKGS_KERNEL[@]}" "${PKGS_GUEST[@]}" python3``, also
+#: ``if wants loop; then need_pkgs "${PKGS_BENCH[@]}"; fi``.
+NEED_PKGS_RE = re.compile(r"(?:^[ \t]*|\bthen[ \t]+)need_pkgs[ \t]+(?P<args>[^;#\n]+)", re.MULTILINE)
 
 #: ``[text](target)`` and ``![alt](target)``; not inside code (see _prose).
 LINK_RE = re.compile(r"!?\[[^\]\n]*\]\((?P<target>[^()\s]+)\)")
