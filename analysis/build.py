@@ -133,8 +133,11 @@ class _Open:
 
 
 class _Builder:
-    def __init__(self, sink: Sink, moved: Mapping[int, int]) -> None:
+    def __init__(self, sink: Sink, moved: Mapping[int, int], keep_records: bool = False) -> None:
         self.sink = sink
+        #: line -> the event's parsed fields (None: not in the documented
+        #: format), when asked: the boot test reads every field of every event.
+        self.records: Optional[dict[int, Any]] = {} if keep_records else None
         self.moved = moved
         self.stacks: dict[int, list[_Open]] = {}
         self.levels: list[Event] = []
@@ -282,6 +285,8 @@ class _Builder:
 
     def on_level(self, ev: Event) -> None:
         f = self.parsers[EventName.INITCALL_LEVEL](ev.info)
+        if self.records is not None:
+            self.records[ev.line] = f
         if f is None:
             self.bad_fields(ev)
             return
@@ -290,12 +295,15 @@ class _Builder:
         self.level_names.append(f.level)
 
     def initcall_start_handler(self) -> Callable[[Event], None]:
+        records = self.records
         parse = self.parsers[EventName.INITCALL_START]
         stacks = self.stacks
         module_of_pid = self.module_of_pid
 
         def on_initcall_start(ev: Event) -> None:
             f = parse(ev.info)
+            if records is not None:
+                records[ev.line] = f
             if f is None:
                 self.bad_fields(ev)
                 return
@@ -312,12 +320,15 @@ class _Builder:
         return on_initcall_start
 
     def initcall_finish_handler(self) -> Callable[[Event], None]:
+        records = self.records
         parse = self.parsers[EventName.INITCALL_FINISH]
         stacks = self.stacks
         sink_span = self.sink.span
 
         def on_initcall_finish(ev: Event) -> None:
             fields = parse(ev.info)
+            if records is not None:
+                records[ev.line] = fields
             if fields is None:
                 self.bad_fields(ev)
                 return
@@ -387,12 +398,15 @@ class _Builder:
             del self.module_of_pid[pid]
 
     def pair_start_handler(self, kind: SpanKind) -> Callable[[Event], None]:
+        records = self.records
         parse = self.parsers[EventName.INIT_START if kind is _INIT else EventName.EXIT_START]
         pending = self.pending_unwind
         push = self.push
 
         def on_pair_start(ev: Event) -> None:
             f: Any = parse(ev.info)
+            if records is not None:
+                records[ev.line] = f
             if f is None:
                 self.bad_fields(ev)
                 return
@@ -414,12 +428,15 @@ class _Builder:
         return on_pair_start
 
     def pair_finish_handler(self, kind: SpanKind) -> Callable[[Event], None]:
+        records = self.records
         parse = self.parsers[EventName.INIT_FINISH if kind is _INIT else EventName.EXIT_FINISH]
         stacks = self.stacks
         add_span = self.add_span
 
         def on_pair_finish(ev: Event) -> None:
             f: Any = parse(ev.info)
+            if records is not None:
+                records[ev.line] = f
             if f is None:
                 self.bad_fields(ev)
                 return
@@ -464,6 +481,8 @@ class _Builder:
 
     def on_unwind(self, ev: Event) -> None:
         f: Any = self.parsers[EventName.UNWIND](ev.info)
+        if self.records is not None:
+            self.records[ev.line] = f
         if f is None:
             self.bad_fields(ev)
             return
@@ -563,12 +582,14 @@ class _Builder:
             level_names=tuple(self.level_names),
             span_count=self.span_count,
             unit_count=self.units.seq,
+            records=self.records or {},
         )
 
 
-def build_capture(parsed: ParsedInput, sink: Optional[Sink] = None) -> Capture:
-    """Pair starts with finishes, link exits and unwinds, group into units."""
-    return _Builder(sink or KeepAll(), parsed.moved).run(parsed.events, lambda: parsed)
+def build_capture(parsed: ParsedInput, sink: Optional[Sink] = None, keep_records: bool = False) -> Capture:
+    """Pair starts with finishes, link exits and unwinds, group into units;
+    ``keep_records``: keep every event's parsed fields (Capture.records)."""
+    return _Builder(sink or KeepAll(), parsed.moved, keep_records).run(parsed.events, lambda: parsed)
 
 
 def build_capture_streaming(events: Iterable[Event], finish: Callable[[], ParsedInput],

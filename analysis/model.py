@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterable, Mapping, NamedTuple, Optional
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, NamedTuple, Optional
 
 if TYPE_CHECKING:
     from analysis.declared import DeclaredMatch
@@ -443,6 +443,10 @@ class Capture:
     unit_count: Optional[int] = None
     #: Why ``spans`` is not every span (a render's limit), for the outputs.
     kept_note: str = ""
+    #: line -> each event's fields as analysis/schema.py parsed them (a
+    #: record with one attribute per field; None: not in the documented
+    #: format), when the build was asked to keep them (the boot test).
+    records: Mapping[int, Any] = field(default_factory=dict)
 
     @property
     def n_spans(self) -> int:

@@ -191,7 +191,7 @@ class FieldParser:
     def diagnose(self, text: str) -> str:
         """Why ``text`` does not parse: the first missing, unexpected or
         badly typed field, named."""
-        got = dict(tok.partition("=")[::2] for tok in text.split() if "=" in tok)
+        got = loose_fields(text)
         for f in self.schema.fields:
             if f.name not in got:
                 if not f.optional:
@@ -300,3 +300,17 @@ PRIO_RE = re.compile(r"\bprio=(-?\d+)")
 
 ORIGIN_RE = re.compile(r"\borigin=(\S+)")
 """``origin=`` anywhere in a patched initcall_debug line.  Example: ``origin=signal``"""
+
+
+def printed(value: Any) -> str:
+    """A parsed field value as the event printed it (``boot``, ``-12``)."""
+    if value is None:
+        return "None"
+    return str(getattr(value, "value", value))
+
+
+def loose_fields(text: str) -> dict[str, str]:
+    """The ``key=value`` words of an event's text, for showing what an event
+    that is not in the documented format holds (never to read a valid one:
+    that is :class:`FieldParser`'s)."""
+    return dict(tok.partition("=")[::2] for tok in text.split() if "=" in tok)

@@ -1,11 +1,9 @@
 """Synthetic captures in the exact text format of ``trace-cmd report -N -t``.
 
 Used to make the test fixtures named ``synthetic-*`` and the bench's large
-trace.  The simulator follows the kernel series' rules (init/main.c
-do_initcalls, kernel/initexit.c): pairs are sorted by (prio, link order),
-run interleaved with the initcall bands, a failed pair unwinds the
-succeeded exits of its origin in reverse and skips the origin's later
-pairs; a module runs its pairs in order and unwinds on failure.
+trace.  What the kernel does with a table of pairs (order, exits, skips, refusal)
+is analysis/series.py's reference model; this file writes its steps as
+events, the built-in ones interleaved with the initcall bands.
 
 Line format (trace-cmd 3.1.6 tracecmd/trace-read.c, libtraceevent 1.7)::
 
@@ -16,8 +14,9 @@ Line format (trace-cmd 3.1.6 tracecmd/trace-read.c, libtraceevent 1.7)::
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterator, Optional
+from typing import Iterable, Iterator, Optional
 
+from analysis import series
 from analysis.model import BAND_NAMES, BANDS, LEVELS
 
 #: (band name, priority, whether it starts a level): stock fires
@@ -40,14 +39,10 @@ def format_line(comm: str, pid: int, cpu: int, ts_ns: int, name: str, info: str,
 
 
 @dataclass(frozen=True)
-class Pair:
-    """One module_init_exit() pair as the simulator sees it."""
+class Pair(series.Pair):
+    """One module_init_exit() pair (analysis/series.py) with how long its
+    init and exit take in the synthetic capture."""
 
-    origin: str
-    prio: int
-    init: Optional[str]
-    exit: Optional[str]
-    ret: int = 0  # what the init returns
     init_ns: int = 20_000
     exit_ns: int = 5_000
 
@@ -123,30 +118,21 @@ class TraceWriter:
                   f"failed_prio={failed.prio} failed_func={failed.init} error={failed.ret}", 200)
 
 
-def _run_pairs(w: TraceWriter, task: Task, path: str, pairs: list[Pair],
-               indices: Iterator[int], done: dict[int, bool], skipped: set[str]) -> None:
-    for i in indices:
-        p = pairs[i]
-        if p.origin in skipped and path == "boot":
+def _write_steps(w: TraceWriter, task: Task, path: str, out: series.Outcome, steps: Iterable[series.Step]) -> None:
+    """The events of the model's steps (analysis/series.py)."""
+    for st in steps:
+        p = st.pair
+        assert isinstance(p, Pair)
+        if st.kind == "init":
+            w.pair_init(task, path, st.idx, p)
             continue
-        if p.init is None:
-            done[i] = True
-            continue
-        w.pair_init(task, path, i, p)
-        if p.ret >= 0:
-            done[i] = True
-            continue
-        done[i] = False
-        for j in range(i - 1, -1, -1):
-            q = pairs[j]
-            if q.origin == p.origin and q.exit is not None and done.get(j):
-                w.unwind(task, path, j, q, i, p)
-                w.pair_exit(task, path, j, q, "unwind")
-                done[j] = False
-        if path == "boot":
-            skipped.add(p.origin)
-        else:
-            return
+        if st.reason == "unwind":
+            assert st.failed is not None
+            failed = out.table[st.failed]
+            assert isinstance(failed, Pair)
+            w.unwind(task, path, st.idx, p, st.failed, failed)
+        assert st.reason is not None
+        w.pair_exit(task, path, st.idx, p, st.reason)
 
 
 def simulate_boot(w: TraceWriter, plain: dict[str, list[str]], pairs: list[Pair],
@@ -155,18 +141,15 @@ def simulate_boot(w: TraceWriter, plain: dict[str, list[str]], pairs: list[Pair]
     are built-in pairs in link order.  ``by_band``: initcall_level at every
     band as the series fires it, else at each level as stock does."""
     boot_task = task or Task("swapper", 1, 0)
-    order = sorted(range(len(pairs)), key=lambda i: (pairs[i].prio, i))
-    table = [pairs[i] for i in order]
-    done: dict[int, bool] = {}
-    skipped: set[str] = set()
+    out = series.boot(pairs)
+    table = out.table
     nxt = 0
 
     def below(limit: int) -> None:
         nonlocal nxt
-        start = nxt
         while nxt < len(table) and table[nxt].prio < limit:
+            _write_steps(w, boot_task, "boot", out, out.steps_at(nxt))
             nxt += 1
-        _run_pairs(w, boot_task, "boot", table, iter(range(start, nxt)), done, skipped)
 
     w.level(boot_task, "early")
     for func in plain.get("early", []):
@@ -184,25 +167,24 @@ def simulate_boot(w: TraceWriter, plain: dict[str, list[str]], pairs: list[Pair]
 def simulate_module_load(w: TraceWriter, task: Task, name: str, pairs: list[Pair],
                          with_module_events: bool = True) -> bool:
     """insmod: module_load, the pairs in order (unwind on failure), and
-    module_free if it failed.  Returns whether the load succeeded."""
-    table = sorted(pairs, key=lambda p: p.prio)
+    module_free if it failed; a load the model refuses before any init
+    leaves no event.  Returns whether the load succeeded."""
+    out = series.module_load(pairs)
+    if out.refused is not None:
+        return False
     if with_module_events:
         w.emit(task, "module_load", f"{name} OE", 50_000)
-    done: dict[int, bool] = {}
-    _run_pairs(w, task, "module", table, iter(range(len(table))), done, set())
-    ok = all(done.get(i, False) or table[i].init is None for i in range(len(table)))
-    if not ok and with_module_events:
+    _write_steps(w, task, "module", out, out.steps)
+    if not out.ok and with_module_events:
         w.emit(task, "module_free", name, 20_000)
-    return ok
+    return out.ok
 
 
 def simulate_module_unload(w: TraceWriter, task: Task, name: str, pairs: list[Pair],
                            with_module_events: bool = True) -> None:
     """rmmod: every exit in reverse order, then module_free."""
-    table = sorted(pairs, key=lambda p: p.prio)
-    for i in range(len(table) - 1, -1, -1):
-        if table[i].exit is not None:
-            w.pair_exit(task, "module", i, table[i], "unload")
+    out = series.module_unload(pairs)
+    _write_steps(w, task, "module", out, out.steps)
     if with_module_events:
         w.emit(task, "module_free", name, 20_000)
 

@@ -1,9 +1,15 @@
 """Checks of the boot path, read from a scripts/run output folder.
 
-Each check takes the parsed boot trace (and dmesg text) and returns a list
-of problems, empty when the kernel kept its promise.  They are plain
-functions so tests/kernel/test_bootcheck_selftest.py can feed them wrong
-traces and show that each one fails.
+Assertions over the analysis's model of the capture: the trace is read by
+analysis/ (parse.py, and build.py with schema.py's field parsers: each
+event's fields parsed once, typed), dmesg by analysis/parse.py (its
+``initexit:`` notices and initcall_debug lines), and what the kernel must
+have done is analysis/series.py's reference model of the series applied to
+the test objects' table.  Nothing here reads trace or dmesg text itself.
+
+Each check returns a list of problems, empty when the kernel kept its
+promise.  They are plain functions so tests/kernel/test_bootcheck_selftest.py
+can feed them wrong traces and show that each one fails.
 """
 
 from __future__ import annotations
@@ -11,16 +17,19 @@ from __future__ import annotations
 import difflib
 import os
 import pathlib
-import re
 import sys
 from dataclasses import dataclass
 from typing import Iterable, Optional
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 
+from analysis import series  # noqa: E402  (the reference model of the series)
+from analysis.build import build_capture  # noqa: E402
 from analysis.model import BANDS as BAND_PRIO_ALL  # noqa: E402  (SPEC §2.2's table, one copy)
 from analysis.model import LEVELS as LEVEL_NAMES  # noqa: E402
-from analysis.parse import parse_trace_report  # noqa: E402
+from analysis.model import EventName, KernelNotice, ParsedInput  # noqa: E402
+from analysis.parse import parse_dmesg, parse_trace_report  # noqa: E402
+from analysis.schema import DMESG_CALLING_INFO_RE, DMESG_RETURNED_INFO_RE, ORIGIN_RE, PRIO_RE, SCHEMA, FieldParser, loose_fields, printed  # noqa: E402
 
 #: Band priorities of the initcall levels (include/linux/initexit.h).
 LEVEL_PRIO = {level: BAND_PRIO_ALL[level] for level in LEVEL_NAMES}
@@ -90,43 +99,50 @@ BUILTIN_TABLE = tuple(sorted(BUILTIN_PAIRS, key=lambda p: p.prio))
 #: priority, ties (tio_dev_a, tio_dev_b at 0) in declaration order.
 ORDER_EXPECTED = tuple((p.init, p.prio) for p in BUILTIN_TABLE if p.origin == ORDER)
 
-#: Stands for "any unsigned decimal" in an expected event (duration_ns is
-#: measured, not predicted).
+#: Stands for "any unsigned decimal" in an expected event (a measured
+#: field, duration_ns, is not predicted).
 ANY_U64 = "<u64>"
 
-#: Every field each initexit event carries, in its print fmt order.
-EVENT_FIELDS = {
-    "initexit_init_start": ("path", "origin", "idx", "prio", "func"),
-    "initexit_init_finish": ("path", "origin", "idx", "prio", "func", "ret", "duration_ns"),
-    "initexit_exit_start": ("path", "origin", "idx", "prio", "func", "reason"),
-    "initexit_exit_finish": ("path", "origin", "idx", "prio", "func", "reason", "duration_ns"),
-    "initexit_unwind": ("path", "origin", "idx", "prio", "func", "failed_idx", "failed_prio", "failed_func", "error"),
-}
+#: Every field each initexit event carries, in its print fmt order: the
+#: analysis's schema, the one table of events (analysis/schema.py).
+EVENT_FIELDS = {name: s.field_names for name, s in SCHEMA.items() if name.startswith("initexit_")}
+
+_PARSERS = {name: FieldParser(s) for name, s in SCHEMA.items()}
 
 
 @dataclass(frozen=True)
 class Ev:
-    """One event of the boot trace: name, fields, line number."""
+    """One event of the boot trace as the analysis read it: name, fields
+    (as printed; from the typed record, or for an event not in the
+    documented format the words it holds, with ``bad`` saying what is
+    wrong), line number."""
 
     line: int
     name: str
     fields: dict[str, str]
-
-
-def fields_of(info: str) -> dict[str, str]:
-    """``path=boot origin=x idx=3`` -> {"path": "boot", ...}."""
-    out: dict[str, str] = {}
-    for tok in info.split():
-        key, sep, value = tok.partition("=")
-        if sep:
-            out[key] = value
-    return out
+    bad: str = ""
 
 
 def read_events(report_text: str) -> list[Ev]:
-    """The initcall and initexit events of a ``trace-cmd report`` text."""
-    parsed = parse_trace_report(report_text, "boot.report.txt")
-    return [Ev(e.line, e.name.value, fields_of(e.info)) for e in parsed.events]
+    """The initcall and initexit events of a ``trace-cmd report`` text, with
+    the fields the analysis parsed from each."""
+    cap = build_capture(parse_trace_report(report_text, "boot.report.txt"), keep_records=True)
+    out = []
+    for e in cap.parsed.events:
+        name = e.name.value
+        if name not in SCHEMA:
+            continue
+        rec = cap.records.get(e.line)
+        if rec is None:
+            out.append(Ev(e.line, name, loose_fields(e.info), _PARSERS[name].diagnose(e.info)))
+        else:
+            out.append(Ev(e.line, name, {k: printed(v) for k, v in rec._asdict().items() if v is not None}))
+    return out
+
+
+def read_dmesg(dmesg: str) -> ParsedInput:
+    """dmesg as the analysis reads it: initcall_debug events and notices."""
+    return parse_dmesg(dmesg, "dmesg.txt")
 
 
 def bare(func: str) -> str:
@@ -195,44 +211,46 @@ def init_return(pair: Pair, fail_at: int = 2) -> int:
     return 0
 
 
-def boot_plan(blacklisted: frozenset[str] = frozenset(), fail_at: int = 2) -> tuple[list[Expected], list[str]]:
-    """What do_boot_pairs_below() must do with BUILTIN_TABLE, derived from
-    the declared priorities and names only: every initexit event, in order,
-    with every field (duration_ns is ANY_U64), and the "initexit: ..." lines
-    it prints for pairs it does not run (skipped after an earlier failure of
-    their object, or blacklisted).
+def model_pairs(fail_at: int = 2) -> list[series.Pair]:
+    """The test objects' pairs, in link order, as the reference model takes them."""
+    return [series.Pair(p.origin, p.prio, p.init, p.exit, init_return(p, fail_at)) for p in BUILTIN_PAIRS]
 
-    Each pair runs in table order; when an init fails, the exits of the
-    pairs of its object that succeeded run in reverse (an initexit_unwind
-    before each exit_start), and the object's later pairs are skipped."""
+
+def _expected(name: str, known: dict[str, str]) -> tuple[str, dict[str, str]]:
+    """An event with every field of the schema: the known ones, ANY_U64 for
+    the measured ones."""
+    fields = {f.name: (ANY_U64 if f.measured else known[f.name]) for f in SCHEMA[name].fields}
+    return name, fields
+
+
+def boot_plan(blacklisted: frozenset[str] = frozenset(), fail_at: int = 2) -> tuple[list[Expected], list[KernelNotice]]:
+    """What do_boot_pairs_below() must do with the test objects' table, as
+    analysis/series.py's reference model says: every initexit event, in
+    order, with every field of the schema (measured ones are ANY_U64), and
+    the pairs the kernel must report not run (skipped after an earlier
+    failure of their object, or blacklisted), as dmesg notices."""
+    out = series.boot(model_pairs(fail_at), blacklisted)
     events: list[Expected] = []
-    notices: list[str] = []
-    done: dict[str, list[int]] = {}
-    failed: set[str] = set()
-    for idx, p in enumerate(BUILTIN_TABLE):
-        if p.origin in failed:
-            notices.append(f"initexit: {p.origin}: skipping {p.init} (prio {p.prio}) after an earlier failure")
+    for st in out.steps:
+        p = st.pair
+        base = {"path": "boot", "origin": p.origin, "idx": str(st.idx), "prio": str(p.prio)}
+        if st.kind == "init":
+            assert p.init is not None
+            fields = {**base, "func": p.init, "has_exit": str(int(p.exit is not None)), "ret": str(p.ret)}
+            events.append(_expected("initexit_init_start", fields))
+            events.append(_expected("initexit_init_finish", fields))
             continue
-        if p.init in blacklisted:
-            notices.append(f"initexit: {p.origin}: {p.init} (prio {p.prio}) blacklisted, not run")
-            continue
-        base = {"path": "boot", "origin": p.origin, "idx": str(idx), "prio": str(p.prio), "func": p.init}
-        ret = init_return(p, fail_at)
-        events.append(("initexit_init_start", dict(base)))
-        events.append(("initexit_init_finish", {**base, "ret": str(ret), "duration_ns": ANY_U64}))
-        if ret >= 0:
-            done.setdefault(p.origin, []).append(idx)
-            continue
-        failed.add(p.origin)
-        for j in reversed(done.get(p.origin, [])):
-            q = BUILTIN_TABLE[j]
-            qbase = {"path": "boot", "origin": q.origin, "idx": str(j), "prio": str(q.prio), "func": q.exit}
-            events.append(("initexit_unwind", {
-                **qbase, "failed_idx": str(idx), "failed_prio": str(p.prio),
-                "failed_func": p.init, "error": str(ret),
-            }))
-            events.append(("initexit_exit_start", {**qbase, "reason": "unwind"}))
-            events.append(("initexit_exit_finish", {**qbase, "reason": "unwind", "duration_ns": ANY_U64}))
+        assert p.exit is not None and st.reason is not None
+        fields = {**base, "func": p.exit, "reason": st.reason}
+        if st.reason == "unwind":
+            assert st.failed is not None
+            f = out.table[st.failed]
+            events.append(_expected("initexit_unwind", {
+                **fields, "failed_idx": str(st.failed), "failed_prio": str(f.prio),
+                "failed_func": str(f.init), "error": str(f.ret)}))
+        events.append(_expected("initexit_exit_start", fields))
+        events.append(_expected("initexit_exit_finish", fields))
+    notices = [KernelNotice(0, n.kind, n.pair.origin, str(n.pair.init), n.pair.prio) for n in out.notices]
     return events, notices
 
 
@@ -256,8 +274,14 @@ def compare_events(what: str, got: list[Ev], want: list[Expected]) -> list[str]:
         ]
     problems = []
     for e, (name, fields) in zip(got, want):
-        for field in EVENT_FIELDS[name]:
+        if e.bad:
+            problems.append(f"line {e.line}: {what} {name} {fields['func']}: not in the documented format "
+                            f"({e.bad})")
+        for f in SCHEMA[name].fields:
+            field = f.name
             exp, val = fields[field], e.fields.get(field)
+            if val is None and f.optional and not e.bad:
+                continue  # a capture from a kernel before the field
             if exp == ANY_U64:
                 if val is None or not val.isdigit():
                     problems.append(f"line {e.line}: {what} {name} {fields['func']}: {field}={val}, expected an unsigned integer")
@@ -336,10 +360,11 @@ def check_builtin_pairs(events: list[Ev], dmesg: str, blacklisted: frozenset[str
     ones); each of the N either shows in the trace (its own idx, path=boot)
     or dmesg says it was skipped or blacklisted, exactly as boot_plan()
     predicts; and the pairs ran in idx order, one init_start each."""
-    m = re.search(r"initexit: ordered (\d+) built-in pairs", dmesg)
-    if not m:
+    notes = read_dmesg(dmesg).notices
+    ordered = [x for x in notes if x.kind == "ordered"]
+    if not ordered or ordered[0].value is None:
         return ["no 'initexit: ordered N built-in pairs' line in dmesg: is the series applied?"]
-    n = int(m.group(1))
+    n = ordered[0].value
     problems = []
     if n != len(BUILTIN_TABLE):
         problems.append(f"the kernel ordered {n} built-in pairs, the test objects declare {len(BUILTIN_TABLE)}")
@@ -348,8 +373,7 @@ def check_builtin_pairs(events: list[Ev], dmesg: str, blacklisted: frozenset[str
     unreadable = [e.line for e in boot if _int(e.fields.get("idx")) is None]
     if unreadable:
         problems.append(f"boot initexit events without a numeric idx at lines {unreadable[:10]}")
-    not_run = re.findall(r"initexit: \S+: (?:skipping \S+ \(prio -?\d+\) after an earlier failure"
-                         r"|\S+ \(prio -?\d+\) blacklisted, not run)", dmesg)
+    not_run = [_said(x) for x in notes if x.kind in ("skipped", "blacklisted")]
     if len(seen) + len(not_run) != n:
         problems.append(
             f"the kernel ordered {n} built-in pairs, but the trace shows {len(seen)} "
@@ -359,13 +383,19 @@ def check_builtin_pairs(events: list[Ev], dmesg: str, blacklisted: frozenset[str
     want_seen = {int(f["idx"]) for _, f in plan}
     if seen != want_seen:
         problems.append(f"boot trace shows pairs idx={sorted(seen)}, expected idx={sorted(want_seen)}")
-    if not_run != notices:
-        problems.append(f"dmesg reports pairs not run: {not_run}, expected {notices}")
+    notices_said = [_said(x) for x in notices]
+    if not_run != notices_said:
+        problems.append(f"dmesg reports pairs not run: {not_run}, expected {notices_said}")
     starts = [_int(e.fields.get("idx")) for e in boot if e.name == "initexit_init_start"]
     want_starts: list[Optional[int]] = [int(f["idx"]) for name, f in plan if name == "initexit_init_start"]
     if starts != want_starts:
         problems.append(f"boot init_start idx order {starts}, expected {want_starts}")
     return problems
+
+
+def _said(n: KernelNotice) -> str:
+    """A pair the kernel did not run, as one line: ``skipped lib/x: f_init (prio 10)``."""
+    return f"{n.kind} {n.origin}: {n.func} (prio {n.prio})"
 
 
 def initcall_runs(events: list[Ev]) -> list[tuple[str, Optional[str]]]:
@@ -408,7 +438,8 @@ def check_blacklisted(events: list[Ev], dmesg: str, func: str = "tio_blacklist_m
     problems = []
     if any(e.name == "initexit_init_start" and e.fields.get("func") == func for e in events):
         problems.append(f"{func} ran although blacklisted")
-    if f"{func} (prio 100) blacklisted, not run" not in dmesg:
+    said = [n for n in read_dmesg(dmesg).notices if n.kind == "blacklisted" and n.func == func]
+    if not said:
         problems.append(f"dmesg does not report that {func} was skipped")
     problems += check_builtin_order(events, blacklisted=frozenset({func}))
     problems += check_builtin_pairs(events, dmesg, blacklisted=frozenset({func}))
@@ -445,29 +476,55 @@ def check_formats(saved: pathlib.Path, ref: pathlib.Path) -> list[str]:
 def check_initcall_debug(dmesg: str) -> list[str]:
     """From do_initcalls() on (the "initexit: ordered" line), every
     initcall_debug line carries prio= and origin=, for classic initcalls and
-    pairs alike.  Early and console initcalls run before and have no band."""
-    lines = dmesg.splitlines()
-    marker = [i for i, line in enumerate(lines) if "initexit: ordered " in line]
+    pairs alike.  Early and console initcalls run before and have no band.
+    The lines are the analysis's dmesg events (analysis/parse.py); prio= and
+    origin= are read by its patterns (analysis/schema.py)."""
+    parsed = read_dmesg(dmesg)
+    marker = [n.line for n in parsed.notices if n.kind == "ordered"]
     if not marker:
         return ["no 'initexit: ordered N built-in pairs' line: is the series applied?"]
-    lines = lines[marker[0]:]
-    # "[ time] calling  fn @ pid": PCI quirks print "pci ...: calling" lines too.
-    calling = [line for line in lines if re.match(r"\[\s*[\d.]+\] calling  \S+ @ ", line)]
-    returned = [line for line in lines if re.match(r"\[\s*[\d.]+\] initcall \S+ returned ", line)]
+    # Module inits (``[module]`` after the function) print no prio=/origin=.
+    after = [e for e in parsed.events if e.line >= marker[0]
+             and (m := (DMESG_CALLING_INFO_RE if e.name is EventName.DMESG_CALLING
+                        else DMESG_RETURNED_INFO_RE).match(e.info)) is not None and m.group(2) is None]
+    calling = [e for e in after if e.name is EventName.DMESG_CALLING]
+    returned = [e for e in after if e.name is EventName.DMESG_RETURNED]
     problems = []
     if len(calling) < 100:
         problems.append(f"only {len(calling)} 'calling' lines after do_initcalls began: was initcall_debug on?")
     if len(returned) != len(calling):
         problems.append(f"{len(calling)} 'calling' lines but {len(returned)} 'returned' lines")
-    bare_lines = [line for line in calling + returned if " prio=" not in line or " origin=" not in line]
+    bare_lines = [e.quote() for e in calling + returned if not PRIO_RE.search(e.info) or not ORIGIN_RE.search(e.info)]
     if bare_lines:
         problems.append(f"{len(bare_lines)} initcall_debug lines without prio=/origin=, e.g. {bare_lines[:2]}")
-    if not any("tio_core_init" in line and "prio=-5000 origin=test_initexit_order" in line for line in calling):
+
+    def called(func: str, prio: Optional[int], origin: str) -> bool:
+        for e in calling:
+            m = DMESG_CALLING_INFO_RE.match(e.info)
+            if m is None or bare(m.group(1)) != func:
+                continue
+            p, o = PRIO_RE.search(m.group(4)), ORIGIN_RE.search(m.group(4))
+            if o is not None and o.group(1) == origin and (prio is None or (p is not None and int(p.group(1)) == prio)):
+                return True
+        return False
+
+    if not called("tio_core_init", -5000, "test_initexit_order"):
         problems.append("no 'calling tio_core_init ... prio=-5000 origin=test_initexit_order' line")
     # The neighbour's pairs: initcall_debug prints KBUILD_MODNAME, which it
     # shares with lib/test_initexit_unwind.c; the trace has the path.
-    if not any("tin0_init" in line and "origin=test_initexit_unwind" in line for line in calling):
+    if not called("tin0_init", None, "test_initexit_unwind"):
         problems.append("no 'calling tin0_init ... origin=test_initexit_unwind' line (KBUILD_MODNAME)")
-    if not any(" origin=workqueue" in line or " origin=ksysfs" in line for line in calling):
+    origins = {o.group(1) for e in calling if (o := ORIGIN_RE.search(e.info)) is not None}
+    if not origins & {"workqueue", "ksysfs"}:
         problems.append("classic initcalls show no origin from their KBUILD_MODNAME (CONFIG_KALLSYMS_ALL?)")
     return problems
+
+
+def boot_finished(dmesg: str) -> bool:
+    """The kernel handed over to init (``Run /init as init process``)."""
+    return any(n.kind == "run-init" for n in read_dmesg(dmesg).notices)
+
+
+def builtin_failure(dmesg: str, origin: str) -> list[KernelNotice]:
+    """The kernel's ``initexit: <origin>: f (prio P) failed with E`` messages for ``origin``."""
+    return [n for n in read_dmesg(dmesg).notices if n.kind == "failed" and n.origin == origin]

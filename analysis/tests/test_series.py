@@ -1,0 +1,63 @@
+"""The reference model of the series (analysis/series.py), which writes the
+synthetic fixtures and is the boot test's oracle, on the rules one by one."""
+
+from __future__ import annotations
+
+from analysis import series
+from analysis.series import ENOEXEC, Pair
+
+
+def _calls(out: series.Outcome) -> list[tuple[str, str]]:
+    return [(s.kind, str(s.pair.init if s.kind == "init" else s.pair.exit)) for s in out.steps]
+
+
+def test_order_is_priority_then_declaration() -> None:
+    pairs = [Pair("m", 10, "c_init", "c_exit"), Pair("m", 0, "a_init", "a_exit"), Pair("m", 10, "d_init", "d_exit"),
+             Pair("m", -5, "b_init", "b_exit")]
+    out = series.module_load(pairs)
+    assert out.ok and out.refused is None
+    assert [s.pair.init for s in out.steps] == ["b_init", "a_init", "c_init", "d_init"]
+    assert [s.idx for s in out.steps] == [0, 1, 2, 3]
+    assert _calls(series.module_unload(pairs)) == [("exit", "d_exit"), ("exit", "c_exit"), ("exit", "a_exit"),
+                                                    ("exit", "b_exit")]
+
+
+def test_a_failure_unwinds_the_succeeded_exits_in_reverse_and_stops() -> None:
+    pairs = [Pair("m", 0, "a_init", "a_exit"), Pair("m", 1, None, "b_exit"), Pair("m", 2, "c_init", "c_exit", ret=3),
+             Pair("m", 3, "d_init", "d_exit", ret=-12), Pair("m", 4, "e_init", "e_exit")]
+    out = series.module_load(pairs)
+    assert out.error == -12
+    assert _calls(out) == [("init", "a_init"), ("init", "c_init"), ("init", "d_init"),
+                           ("exit", "c_exit"), ("exit", "b_exit"), ("exit", "a_exit")]
+    assert {s.failed for s in out.steps if s.kind == "exit"} == {3}
+    assert all(s.reason == "unwind" for s in out.steps if s.kind == "exit")
+
+
+def test_an_exitless_init_before_another_init_refuses_the_module() -> None:
+    pairs = [Pair("m", 0, "a_init", None), Pair("m", 1, "b_init", "b_exit")]
+    out = series.module_load(pairs)
+    assert out.error == ENOEXEC and out.steps == ()
+    assert out.refused is not None and "a_init() has no exit" in out.refused
+    # As the last init it loads, and the module is permanent.
+    last = [Pair("m", 0, "b_init", "b_exit"), Pair("m", 1, "a_init", None), Pair("m", 2, None, "z_exit")]
+    assert series.module_load(last).ok and series.permanent(last)
+    assert series.module_load([Pair("m", 0, None, None)]).error == ENOEXEC
+
+
+def test_a_builtin_failure_stays_in_its_object() -> None:
+    pairs = [Pair("a", -10, "a0_init", "a0_exit"), Pair("b", -5, "b0_init", "b0_exit"),
+             Pair("a", 0, "a1_init", "a1_exit", ret=-19), Pair("b", 5, "b1_init", "b1_exit"),
+             Pair("a", 10, "a2_init", "a2_exit")]
+    out = series.boot(pairs)
+    assert _calls(out) == [("init", "a0_init"), ("init", "b0_init"), ("init", "a1_init"), ("exit", "a0_exit"),
+                           ("init", "b1_init")]
+    assert [(n.kind, n.pair.init) for n in out.notices] == [("skipped", "a2_init")]
+    assert [s.at for s in out.steps] == [0, 1, 2, 2, 3]
+
+
+def test_a_blacklisted_builtin_init_is_reported_and_not_run() -> None:
+    pairs = [Pair("a", 0, "a0_init", "a0_exit"), Pair("a", 1, "a1_init", "a1_exit"),
+             Pair("a", 2, "a2_init", "a2_exit", ret=-1)]
+    out = series.boot(pairs, blacklisted=frozenset({"a1_init"}))
+    assert _calls(out) == [("init", "a0_init"), ("init", "a2_init"), ("exit", "a0_exit")]
+    assert [(n.kind, n.idx) for n in out.notices] == [("blacklisted", 1)]
