@@ -151,7 +151,7 @@ class _Builder:
         self.span_count = 0
         #: (label, name as printed) of each module init labelled by its module.
         self.module_labels: dict[tuple[str, str], int] = {}
-        self.parsers = field_parsers()
+        self.parsers = {name: p.parse for name, p in field_parsers().items()}
 
     # -- helpers -----------------------------------------------------------
 

@@ -153,7 +153,7 @@ class FieldParser:
         self._head_fields = fields[:-1] if self._tail is not None else fields
         self._rx = _regex(self._head_fields)
         self._sep = f" {self._tail.name}=" if self._tail is not None else ""
-        self._memo: dict[str, Optional[tuple[Any, ...]]] = {}
+        self.parse: Callable[[str], Any] = self._parser()
 
     def _parse_head(self, text: str) -> Optional[tuple[Any, ...]]:
         m = self._rx.match(text)
@@ -165,28 +165,44 @@ class FieldParser:
         except KeyError:
             return None
 
+
     def __call__(self, text: str) -> Any:
         """The event's record (a namedtuple made from the schema, so ``Any``
         to the type checker), or None."""
-        memo = self._memo
+        return self.parse(text)
+
+    def _parser(self) -> Callable[[str], Any]:
+        # The closure the span builder calls once per event: locals only,
+        # and for an event with no measured field the memo holds the record
+        # itself (records are immutable), so a repeat is one dict lookup.
+        memo: dict[str, Any] = {}
+        get = memo.get
+        limit = self.MEMO_MAX
+        head_of = self._parse_head
+        make = self.type._make
         if self._tail is None:
-            try:
-                head = memo[text]
-            except KeyError:
-                if len(memo) >= self.MEMO_MAX:
+            def parse(text: str) -> Any:
+                rec = get(text)
+                if rec is None:
+                    if len(memo) >= limit:
+                        memo.clear()
+                    head = head_of(text)
+                    rec = memo[text] = make(head) if head is not None else False
+                return rec or None
+            return parse
+        sep_text = self._sep
+
+        def parse_measured(text: str) -> Any:
+            text, sep, tail = text.rstrip().rpartition(sep_text)
+            if not sep or not (tail.isascii() and tail.isdigit()):
+                return None
+            head: Any = get(text)
+            if head is None:
+                if len(memo) >= limit:
                     memo.clear()
-                head = memo[text] = self._parse_head(text)
-            return None if head is None else self.type._make(head)
-        text, sep, tail = text.rstrip().rpartition(self._sep)
-        if not sep or not (tail.isascii() and tail.isdigit()):
-            return None
-        try:
-            head = memo[text]
-        except KeyError:
-            if len(memo) >= self.MEMO_MAX:
-                memo.clear()
-            head = memo[text] = self._parse_head(text)
-        return None if head is None else self.type._make(head + (int(tail),))
+                head = memo[text] = head_of(text) or False
+            return make(head + (int(tail),)) if head else None
+        return parse_measured
 
     def diagnose(self, text: str) -> str:
         """Why ``text`` does not parse: the first missing, unexpected or
