@@ -51,6 +51,10 @@ CALL_RE = re.compile(r"\s(\d+\.\d+): initcall_(start|finish):\s+func=([^\s+]+)")
 """One initcall event with the function's name, e.g.
 ``swapper/0-1 [000] 0.318041000: initcall_start: func=virtio_blk_init+0x0``."""
 
+DEBUG_LINE_RE = re.compile(r"^\[[ \d.]+\] (?:calling  |initcall \S+ returned )")
+"""An initcall_debug line of dmesg.txt (the kernel log, not a trace), e.g.
+``[    0.257467] calling  irq_sysfs_init+0x0/0x69 @ 1 prio=-4000 origin=irqdesc``."""
+
 BENCH_N = (1, 16, 256)
 CURVE_N = (16, 256, 1024, 4096)
 
@@ -126,6 +130,15 @@ def boot_numbers(d: Path) -> Optional[dict[str, float]]:
     return r
 
 
+def debug_bytes(d: Path) -> float:
+    """Bytes of initcall_debug lines in one boot's dmesg.txt."""
+    try:
+        dmesg = (d / "dmesg.txt").read_text(errors="replace")
+    except OSError:
+        return 0.0
+    return float(sum(len(line) + 1 for line in dmesg.splitlines() if DEBUG_LINE_RE.match(line)))
+
+
 def call_durations(d: Path) -> dict[str, float]:
     """initcall function -> ns spent in it (summed if it ran twice) in one
     boot's boot.report.txt; an unfinished call is left out."""
@@ -190,7 +203,9 @@ def differ_text(d: dict[str, Any]) -> str:
                          f"{fn} {v:.0f}" for fn, v in list(d["noisy"].items())[:6]))
     moved = {fn: v for fn, v in d["largest_stable_deltas_ns"].items() if v}
     parts.append(f"the other calls differ by {d['stable_delta_sum_ns']:+.0f} {u} in all"
-                 + (", most: " + ", ".join(f"{fn} {v:+.0f}" for fn, v in moved.items()) if moved else ""))
+                 + (" (one vCPU: the work of kthreads, timers and softirqs lands in whichever call"
+                    " is running, so single calls move both ways and only the sum is a cost), most: "
+                    + ", ".join(f"{fn} {v:+.0f}" for fn, v in moved.items()) if moved else ""))
     return "; ".join(parts)
 
 
@@ -353,11 +368,27 @@ def verdicts(rows: list[dict[str, Any]]) -> list[str]:
         r = stable or whole
         what = "without the calls that wait on the host" if stable else "whole"
         ok = r["ratio_median"] <= goal
+        why = f"above the goal {goal}: see the calls that differ."
+        off = find_row(rows, "1. boot, initcall_debug=0: do_initcalls, stock vs the series")
+        calls = find_row(rows, f"1. boot, {how}: initcalls run, same fragments")
+        nbytes = find_row(rows, f"5. boot, {how}: bytes of initcall_debug lines")
+        if how == "initcall_debug" and off and calls and not ok:
+            extra = ((whole["value"]["median"] - whole["baseline"]["median"])
+                     - (off["value"]["median"] - off["baseline"]["median"]))
+            per = extra * 1e6 / calls["value"]["median"]
+            why = (f"above the goal {goal}, and only with initcall_debug on (off: "
+                   f"{off['ratio_median']:.5f}): {extra:+.2f} M {u} more than the difference with it off,"
+                   f" {per:+,.0f} per initcall. The series prints prio= and origin= on every line"
+                   + (f" ({nbytes['value']['median'] - nbytes['baseline']['median']:+,.0f} bytes of log)"
+                      if nbytes else "")
+                   + " and finds a classic initcall's origin= with a kallsyms lookup of its entry"
+                   " (patch 0002, initcall_entry_origin()). A change for the series' owner (not"
+                   " made here): take origin= without kallsyms, or print it for pairs only."
+                   " None for production boots (initcall_debug off).")
         out.append(f"do_initcalls ({how}), the series with stock's fragments / stock, {what}: "
                    f"{r['ratio_median']:.5f} (whole: {whole['ratio_median']:.5f}, spread "
                    f"{whole['spread_range_rel'] * 100:.2f}%): "
-                   + (f"within the goal {goal}: no change needed." if ok else
-                      f"above the goal {goal}: see the calls that differ."))
+                   + (f"within the goal {goal}: no change needed." if ok else why))
     curve = note_data(rows, "curve")
     if curve and "growth_exponent" in curve:
         k, pl = curve["growth_exponent"], curve["p_log_p_exponent"]
@@ -446,6 +477,8 @@ def main(argv: list[str]) -> int:
                 continue
             for k, v in nums.items():
                 boot[m.group(1)].setdefault(k, Samples()).values.append(v)
+            boot[m.group(1)].setdefault("initcall_debug_bytes", Samples()).values.append(
+                debug_bytes(Path(r[3])))
             calls[m.group(1)].append(call_durations(Path(r[3])))
         boot_by[prefix], calls_by[prefix] = boot, calls
         if not any(boot.values()):
@@ -464,6 +497,9 @@ def main(argv: list[str]) -> int:
                                                      differ["noisy_ms"]["patchedsc"])]))
             t.add(f"1. boot, {how}: initcalls run, same fragments", "count",
                   s_.get("initcalls", Samples()), sc.get("initcalls", Samples()))
+            if prefix == "boot":
+                t.add(f"5. boot, {how}: bytes of initcall_debug lines in dmesg, same fragments", "count",
+                      s_.get("initcall_debug_bytes", Samples()), sc.get("initcall_debug_bytes", Samples()))
             t.note(f"1. boot, {how}: the calls that differ",
                    differ_text(differ), {"calls_that_differ": differ})
         t.add(f"boot, {how}: do_initcalls, stock vs patched with the test pairs", "ms",
@@ -528,7 +564,8 @@ def main(argv: list[str]) -> int:
                       f"(p log p would be p^{plogp:.3f}, p^2 would be p^2)")
             points["growth_exponent"] = expo
             points["p_log_p_exponent"] = plogp
-        t.note("2. ordering curve, instructions per pair [per p*log2(p)] {, per pair run at boot}",
+        t.note(f"2. ordering curve, {unit_label('ns')} per pair [per p*log2(p)]"
+               " {per pair run at boot: do_initcalls(N) - do_initcalls(0), / N, trace events on}",
                ", ".join(f"{p['pairs']}: {p.get('per_pair', 0):.0f} [{p.get('per_p_log2_p', 0):.1f}]"
                          + (f" {{{p['run_per_pair']:.0f}}}" if "run_per_pair" in p else "")
                          for p in ns) + growth,
