@@ -5,7 +5,9 @@
 
 Reads only files in OUT (runs.tsv, host.txt, boot-*/, modules-*/,
 analysis-*.json, loop-*/), so the table can be rebuilt offline.
-Stdlib only.
+Stdlib only.  The phases of a trace (do_initcalls, the calls, a module's
+init and exit) are the analysis's (analysis/phases.py, over its spans):
+nothing here reads trace text.
 """
 
 from __future__ import annotations
@@ -19,37 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-LEVEL_PURE_RE = re.compile(r"\s(\d+\.\d+): initcall_level:\s+level=pure\b")
-"""The start of do_initcalls in boot.report.txt, e.g.
-``swapper/0-1 [001] 0.655237467: initcall_level: level=pure``."""
-
-INITCALL_RE = re.compile(r"\s(\d+\.\d+): initcall_(start|finish):")
-"""Any initcall event, e.g.
-``swapper/0-1 [000] 2.197761417: initcall_finish: func=late_trace_init+0x0 ret=0``."""
-
-PAIR_FINISH_RE = re.compile(r"initexit_(?:init|exit)_finish:\s+path=boot .*duration_ns=(\d+)")
-"""Time inside one built-in pair's init or exit, e.g.
-``initexit_init_finish: path=boot origin=test_initexit_order idx=0 prio=0
-func=tio_min_init ret=0 duration_ns=232466``."""
-
-ORDERED_RE = re.compile(r"initexit: ordered (\d+) built-in pairs in (\d+) ns")
-"""The patched kernel's ordering cost in dmesg.txt, e.g.
-``initexit: ordered 12 built-in pairs in 5123 ns``."""
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from analysis import phases  # noqa: E402  (the analysis owns the reading of traces)
 
 MODULE_LINE_RE = re.compile(r"^([\w-]+) (bench_\w+) (\d+) (\d+) (\d+) (\d+)$")
 """guest/modules.txt: ``MODE MODULE ROUND ITER LOAD_NS UNLOAD_NS``, e.g.
 ``disabled bench_pairs_16 1 0 812345 412345``."""
-
-PHASE_EVENT_RE = re.compile(
-    r"\s(\d+\.\d+): initexit_(init|exit)_(start|finish):\s+path=module "
-    r"origin=(bench_\w+) idx=\d+ .*?(?:duration_ns=(\d+))?$")
-"""A bench module's pair event in scenario.report.txt, e.g.
-``modloop-96 [000] 8.261641973: initexit_exit_finish: path=module
-origin=bench_pairs_16 idx=14 prio=14 func=bench_exit_14 reason=unload duration_ns=4527``."""
-
-CALL_RE = re.compile(r"\s(\d+\.\d+): initcall_(start|finish):\s+func=([^\s+]+)")
-"""One initcall event with the function's name, e.g.
-``swapper/0-1 [000] 0.318041000: initcall_start: func=virtio_blk_init+0x0``."""
 
 DEBUG_LINE_RE = re.compile(r"^\[[ \d.]+\] (?:calling  |initcall \S+ returned )")
 """An initcall_debug line of dmesg.txt (the kernel log, not a trace), e.g.
@@ -102,32 +79,7 @@ def read_meta(d: Path) -> dict[str, Any]:
 
 def boot_numbers(d: Path) -> Optional[dict[str, float]]:
     """do_initcalls time (ms), initcall count, ordering cost from one boot."""
-    try:
-        text = (d / "boot.report.txt").read_text(errors="replace")
-    except OSError:
-        return None
-    pure = LEVEL_PURE_RE.search(text)
-    stamps = INITCALL_RE.findall(text)
-    if not pure or not stamps:
-        return None
-    start = float(pure.group(1))
-    last = max(float(t) for t, kind in stamps if kind == "finish")
-    r: dict[str, float] = {
-        "do_initcalls_ms": (last - start) * 1e3,
-        "initcalls": float(sum(1 for _, kind in stamps if kind == "start")),
-    }
-    in_pairs = sum(int(x) for x in PAIR_FINISH_RE.findall(text))
-    if in_pairs:
-        r["in_builtin_pairs_ms"] = in_pairs / 1e6
-        r["do_initcalls_minus_pairs_ms"] = r["do_initcalls_ms"] - in_pairs / 1e6
-    try:
-        m = ORDERED_RE.search((d / "dmesg.txt").read_text(errors="replace"))
-    except OSError:
-        m = None
-    if m:
-        r["ordered_pairs"] = float(m.group(1))
-        r["ordering_ns"] = float(m.group(2))
-    return r
+    return phases.boot_phases(d / "boot.report.txt", d / "dmesg.txt")
 
 
 def debug_bytes(d: Path) -> float:
@@ -142,18 +94,7 @@ def debug_bytes(d: Path) -> float:
 def call_durations(d: Path) -> dict[str, float]:
     """initcall function -> ns spent in it (summed if it ran twice) in one
     boot's boot.report.txt; an unfinished call is left out."""
-    res: dict[str, float] = {}
-    open_: dict[str, float] = {}
-    try:
-        text = (d / "boot.report.txt").read_text(errors="replace")
-    except OSError:
-        return res
-    for ts, kind, fn in CALL_RE.findall(text):
-        if kind == "start":
-            open_[fn] = float(ts)
-        elif fn in open_:
-            res[fn] = res.get(fn, 0.0) + (float(ts) - open_.pop(fn)) * 1e9
-    return res
+    return phases.call_durations(d / "boot.report.txt")
 
 
 def calls_that_differ(base: list[dict[str, float]], new: list[dict[str, float]]) -> dict[str, Any]:
@@ -231,39 +172,10 @@ def phase_samples(d: Path) -> dict[tuple[str, str], tuple[Samples, Samples]]:
     load or unload, from the "enabled" rounds of the scenario trace: span =
     first *_start to last *_finish of the module's pairs (bench_single_N has
     one pair: its module_init/module_exit); the sum is the time inside the
-    init/exit functions themselves. The capture after the rounds turns the
-    initcall events on: the trace is read up to the first initcall_start."""
+    init/exit functions themselves (analysis/phases.py module_phases)."""
     res: dict[tuple[str, str], tuple[Samples, Samples]] = {}
-    p = d / "scenario.report.txt"
-    if not p.exists():
-        return res
-    open_: dict[tuple[str, str], list[float]] = {}  # start ts, finishes, duration sum
-    with p.open(errors="replace") as f:
-        for line in f:
-            if "initexit_" not in line:
-                if "initcall_start:" in line:
-                    break
-                continue
-            m = PHASE_EVENT_RE.search(line.rstrip())
-            if not m:
-                continue
-            ts, phase, edge, mod = float(m.group(1)), m.group(2), m.group(3), m.group(4)
-            n = int(mod.rsplit("_", 1)[1]) if mod.startswith("bench_pairs_") else 1
-            key = (mod, phase)
-            st = open_.get(key)
-            if edge == "start":
-                if st is None:
-                    open_[key] = [ts, 0.0, 0.0]
-                continue
-            if st is None:
-                continue
-            st[1] += 1
-            st[2] += float(m.group(5) or 0)
-            if st[1] == n:
-                span, inside = res.setdefault(key, (Samples(), Samples()))
-                span.values.append((ts - st[0]) * 1e6)
-                inside.values.append(st[2] / 1e3)
-                del open_[key]
+    for key, samples in phases.module_phases(d / "scenario.report.txt").items():
+        res[key] = (Samples([span for span, _ in samples]), Samples([inside for _, inside in samples]))
     return res
 
 
