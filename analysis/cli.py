@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
+import subprocess
 import sys
 import time
 from typing import Callable, Optional, Sequence
@@ -20,6 +22,7 @@ from analysis.declared import DeclaredOrder, read_map
 from analysis.diff import diff_captures, parse_duration, render_diff
 from analysis.model import Verdict
 from analysis.parse import InputError, parse_text, read_input
+from analysis.source import TRACE_CMD_REPORT_ARGS
 from analysis.render_chrome import chrome_trace
 from analysis.render_html import render_html
 from analysis.render_json import dumps, timeline_dict, verdict_dict
@@ -126,6 +129,17 @@ def _status(v: Verdict) -> int:
 def cmd_parse(args: argparse.Namespace, progress: Progress) -> int:
     progress(f"reading {args.input}")
     text = read_input(args.input)
+    if args.count is not None:
+        # The harness asks how many events a report holds (0 when none is
+        # an event the analysis reads).
+        try:
+            parsed = parse_text(text.text, text.source)
+        except InputError:
+            _emit("0\n", args.output)
+            return EXIT_OK
+        n = sum(1 for e in parsed.events if args.count in ("any", e.name.value))
+        _emit(f"{n}\n", args.output)
+        return EXIT_OK
     parsed = parse_text(text.text, text.source)
     if args.format == "json":
         out = {
@@ -152,6 +166,28 @@ def cmd_parse(args: argparse.Namespace, progress: Progress) -> int:
         lines += [f"  unreadable: {p.quote()}" for p in parsed.problems[:50]]
         _emit("\n".join(lines) + "\n", args.output)
     return EXIT_FINDINGS if parsed.gaps or parsed.problems else EXIT_OK
+
+
+def cmd_print(args: argparse.Namespace, progress: Progress) -> int:
+    """``trace-cmd report`` of a trace.dat with the flags the analysis reads
+    it with (source.TRACE_CMD_REPORT_ARGS): the harness keeps this text
+    beside each trace.dat."""
+    if args.flags:
+        _emit(" ".join(TRACE_CMD_REPORT_ARGS[1:]) + "\n", args.output)
+        return EXIT_OK
+    if args.input is None:
+        raise InputError("print: a trace.dat is needed (or --flags)")
+    exe = shutil.which("trace-cmd")
+    if exe is None:
+        raise InputError(f"{args.input}: trace-cmd is not installed")
+    out = open(args.output, "wb") if args.output not in (None, "-") else None
+    try:
+        rc = subprocess.run([exe, *TRACE_CMD_REPORT_ARGS, "-i", args.input],
+                            stdout=out if out is not None else sys.stdout.buffer, check=False).returncode
+    finally:
+        if out is not None:
+            out.close()
+    return EXIT_OK if rc == 0 else EXIT_ERROR
 
 
 def cmd_check(args: argparse.Namespace, progress: Progress) -> int:
@@ -277,7 +313,19 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Count the events, gaps and unreadable lines of INPUT. "
                                    "Exit 1 if it has gaps or unreadable lines.")
     common(p, ("text", "json"), "text", color=False, slowest=False)
+    p.add_argument("--count", metavar="EVENT",
+                   help="print only how many EVENT events INPUT holds (an event name, or `any`: "
+                        "every event the analysis reads); 0 when it holds none")
     p.set_defaults(func=cmd_parse)
+    p = sub.add_parser("print", help="print a trace.dat as the analysis reads it (trace-cmd report)",
+                       description="Run `trace-cmd report` on DAT with the flags the analysis reads it with "
+                                   f"({' '.join(TRACE_CMD_REPORT_ARGS[1:])}), the one place they are chosen. "
+                                   "Exit status 0, or 2 when trace-cmd fails (its message on stderr).")
+    p.add_argument("input", metavar="DAT", nargs="?", help="the trace.dat")
+    p.add_argument("--flags", action="store_true", help="print only the flags")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the text here, not stdout")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    p.set_defaults(func=cmd_print)
     p = sub.add_parser("check", help="run the named invariants", formatter_class=fmt,
                        description="Run every check; --format json prints the verdict.\n\n"
                                    "checks:\n" + CHECK_LIST)

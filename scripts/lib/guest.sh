@@ -13,9 +13,12 @@ GUEST_CLOCK=${INITEXIT_GUEST_CLOCK:-wall}
 ICOUNT_OPTS=shift=0,sleep=off,align=off
 # Per-CPU ring buffer for the boot events (trace_buf_size is per CPU).
 TRACE_BUF_SIZE=${INITEXIT_TRACE_BUF_SIZE:-4096K}
-# The one place the host's trace-cmd report flags are chosen: -N no
-# plugins (same text on every machine), -t full-precision timestamps.
-REPORT_FLAGS=(-N -t)
+# The host's trace-cmd report flags are the analysis's (analysis/source.py
+# TRACE_CMD_REPORT_ARGS: -N no plugins, -t full-precision timestamps), the
+# one place they are chosen; trace_report asks it to print each trace.dat.
+# REPORT_FLAGS is only what meta.json records.
+# shellcheck disable=SC2034  # read by scripts/run (meta.json)
+read -r -a REPORT_FLAGS <<<"$(cd "${INITEXIT_ROOT:?}" && "${PYTHON:?}" -m analysis print --flags 2>/dev/null)" || true
 
 # The kernel command line of every boot; --append adds to it.
 #  initcall_debug      a dmesg line per initcall (name, result, duration)
@@ -163,21 +166,25 @@ boot_guest() {
 # ----------------------------------------------------------------- reports
 
 # trace_report DAT : the host's trace-cmd report of DAT into DAT's
-# <name>.report.txt. Fails when trace-cmd cannot read it.
+# <name>.report.txt, printed by the analysis with its flags. Fails when
+# trace-cmd cannot read it.
 trace_report() {
 	local dat=$1 txt=${1%.dat}.report.txt
-	show_cmd trace-cmd report "${REPORT_FLAGS[@]}" -i "$dat" '>' "$txt"
+	show_cmd "$PYTHON" -m analysis print -o "$txt" "$dat"
 	[ "$DRY_RUN" = 1 ] && return 0
-	trace-cmd report "${REPORT_FLAGS[@]}" -i "$dat" >"$txt" 2>"$txt.err" || {
+	(cd "$INITEXIT_ROOT" && "$PYTHON" -m analysis print -o "$txt" "$dat") 2>"$txt.err" || {
 		cat "$txt.err" >&2
 		return 1
 	}
 	[ -s "$txt.err" ] || rm -f "$txt.err"
 }
 
-# count_events REPORT NAME : how many NAME events a report holds.
+# count_events REPORT NAME : how many NAME events a report holds (NAME
+# `any`: every event the analysis reads), as the analysis reads it; 0 when
+# the report is missing or holds none.
 count_events() {
-	grep -c " $2: " "$1" 2>/dev/null || true
+	[ -f "$1" ] || { echo 0; return 0; }
+	(cd "$INITEXIT_ROOT" && "$PYTHON" -m analysis parse -q --count "$2" "$1" 2>/dev/null) || echo 0
 }
 
 # run_report OUT : the analysis (analysis/, owned by another part of the
@@ -200,7 +207,7 @@ run_report() {
 		log "analysis: no System.map in ${KERNEL_TREE:-the kernel tree}: the declared-order checks are skipped"
 	fi
 	for name in boot scenario; do
-		if [ "$DRY_RUN" = 0 ] && [ "$(grep -c -E ' (initcall|module|initexit)_[a-z_]+: ' "$out/$name.report.txt" 2>/dev/null)" = 0 ]; then
+		if [ "$DRY_RUN" = 0 ] && [ "$(count_events "$out/$name.report.txt" any)" = 0 ]; then
 			log "analysis: $name.report.txt holds no initcall, module or initexit events: not analysed"
 			continue
 		fi
