@@ -314,8 +314,9 @@ Example: ``func=foo_init+0x0/0x30 [foo] ret=0 usecs=12 prio=0 origin=foo``
 PRIO_RE = re.compile(r"\bprio=(-?\d+)")
 """``prio=`` anywhere in a patched initcall_debug line.  Example: ``prio=-3000``"""
 
-ORIGIN_RE = re.compile(r"\borigin=(\S+)")
-"""``origin=`` anywhere in a patched initcall_debug line.  Example: ``origin=signal``"""
+ORIGIN_RE = re.compile(r"\b(?:modname|origin)=(\S+)")
+"""The KBUILD_MODNAME of a patched initcall_debug line: ``modname=`` (``origin=``
+in captures of the series before 2026-12-03).  Example: ``modname=signal``"""
 
 
 def printed(value: Any) -> str:

@@ -3,10 +3,12 @@
 # module's state and whether try_module_get(THIS_MODULE) succeeds.  It runs
 # once as an unwind (fail=1: the second init fails) and once on rmmod; both
 # must see the module GOING with new references refused, as delete_module()
-# gives its exits.
+# gives its exits.  initexit_async: async work a succeeded init scheduled
+# finishes before the unwind runs that init's exit (and before the module's
+# text is freed).
 set -eu
 . "$(dirname "$0")/ktap.inc"
-ktap_plan 4
+ktap_plan 6
 
 mark_log
 modload "$MODDIR/initexit_state.ko" fail=1
@@ -20,4 +22,11 @@ module_log initexit_state >"$WORK/unload"
 echo "exit s0 state=going get=refused" >"$WORK/expect"
 ktap_same "state: rmmod's exit sees GOING, try_module_get() refused" "$WORK/expect" "$WORK/unload"
 ktap_same "state: the unwind's exit sees the same as rmmod's" "$WORK/unload" "$WORK/unwind"
+
+mark_log
+modload "$MODDIR/initexit_async.ko"
+if [ "$LOAD_ERR" = 19 ]; then ktap_ok "async: the failing load returns ENODEV"; else ktap_fail "async: the failing load returns ENODEV" "errno $LOAD_ERR"; fi
+printf '%s\n' "async done" "exit a" >"$WORK/expect"
+module_log initexit_async >"$WORK/actual"
+ktap_same "async: the async work finishes before the unwind's exit" "$WORK/expect" "$WORK/actual"
 ktap_finish

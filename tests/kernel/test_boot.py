@@ -19,6 +19,7 @@ import pathlib
 import pytest
 
 import bootcheck
+import initcall_debug
 
 
 def run_dir(var: str) -> pathlib.Path:
@@ -86,3 +87,16 @@ def test_event_formats_match_reference() -> None:
     saved = run_dir("INITEXIT_RUN_DIR") / "guest" / "formats"
     ref = pathlib.Path(__file__).resolve().parents[2] / "tracepoints" / "formats"
     assert bootcheck.check_formats(saved, ref) == []
+
+
+def test_stock_initcall_debug_lines_are_kept() -> None:
+    # Every calling line of stock's initcall_debug, console initcalls
+    # included, in the same order (by function; sizes differ).
+    stock = (run_dir("INITEXIT_STOCK_RUN_DIR") / "dmesg.txt").read_text(errors="replace")
+    patched = (run_dir("INITEXIT_RUN_DIR") / "dmesg.txt").read_text(errors="replace")
+    assert initcall_debug.check_stock_lines_kept(stock, patched) == []
+
+
+def test_every_initcall_debug_line_names_where_it_runs() -> None:
+    dmesg = (run_dir("INITEXIT_RUN_DIR") / "dmesg.txt").read_text(errors="replace")
+    assert initcall_debug.check_every_call_placed(dmesg) == []

@@ -15,6 +15,7 @@ import re
 import pytest
 
 import bootcheck
+import initcall_debug
 
 FIX = pathlib.Path(__file__).resolve().parent / "fixtures"
 
@@ -154,7 +155,7 @@ def test_initcall_debug_check_passes_on_real_dmesg() -> None:
 
 
 def test_initcall_debug_check_catches_missing_priority() -> None:
-    bad = text("patched-dmesg.txt").replace(" prio=-5000 origin=workqueue", "", 1)
+    bad = text("patched-dmesg.txt").replace(" prio=-5000 modname=workqueue", "", 1)
     assert bootcheck.check_initcall_debug(bad) != []
 
 
@@ -303,3 +304,42 @@ def test_pair_check_catches_pairs_out_of_idx_order() -> None:
                      "initexit_init_start:  path=boot origin=lib/test_initexit_neighbour/test_initexit_unwind idx=5")
     problems = bootcheck.check_builtin_pairs(evs(bad), text("patched-dmesg.txt"))
     assert any(p.startswith("boot init_start idx order") for p in problems), problems
+
+
+# initcall_debug: stock's lines kept (console initcalls included), and
+# every line placed.  Real dmesg of the patched and the stock test boot.
+
+def test_stock_lines_kept_passes_on_real_dmesg() -> None:
+    assert initcall_debug.check_stock_lines_kept(text("stock-dmesg.txt"), text("patched-dmesg.txt")) == []
+
+
+def test_stock_lines_kept_catches_lost_console_initcall() -> None:
+    bad = drop_lines(text("patched-dmesg.txt"), r"calling  con_init\+")
+    problems = initcall_debug.check_stock_lines_kept(text("stock-dmesg.txt"), bad)
+    assert any("con_init" in p and "missing" in p for p in problems), problems
+
+
+def test_stock_lines_kept_catches_reordered_lines() -> None:
+    bad = swap_lines(text("patched-dmesg.txt"), "calling  con_init+", "calling  univ8250_console_init+")
+    problems = initcall_debug.check_stock_lines_kept(text("stock-dmesg.txt"), bad)
+    assert any("out of order" in p for p in problems), problems
+
+
+def test_every_call_placed_passes_on_real_dmesg() -> None:
+    assert initcall_debug.check_every_call_placed(text("patched-dmesg.txt")) == []
+
+
+def test_every_call_placed_catches_bare_early_line() -> None:
+    bad = text("patched-dmesg.txt").replace(" prio=early modname=core", "", 1)
+    problems = initcall_debug.check_every_call_placed(bad)
+    assert any("name no priority" in p for p in problems), problems
+
+
+def test_every_call_placed_catches_console_line_without_level() -> None:
+    bad = text("patched-dmesg.txt").replace(" prio=console modname=vt", " prio=-5000 modname=vt")
+    problems = initcall_debug.check_every_call_placed(bad)
+    assert any("con_init is a console initcall" in p for p in problems), problems
+
+
+def test_every_call_placed_fails_on_stock_dmesg() -> None:
+    assert initcall_debug.check_every_call_placed(text("stock-dmesg.txt")) != []
