@@ -15,6 +15,7 @@ closed units go to a sink as they are made (analysis/units.py): a
 
 from __future__ import annotations
 
+import re
 from operator import attrgetter
 from typing import Any, Callable, Iterable, Mapping, Optional, Protocol
 
@@ -46,8 +47,7 @@ from analysis.units import UnitBuilder, Units
 #: Name of the invariant that pairing problems are reported under.
 PAIRING_CHECK = "start-finish-paired"
 
-# Enum members as module constants: in Python 3.11 ``SpanKind.PAIR_INIT``
-# is a descriptor call, and the handlers run once per event.
+# Enum members as module constants (analysis/model.py says why).
 _INIT = SpanKind.PAIR_INIT
 _EXIT = SpanKind.PAIR_EXIT
 _INITCALL = SpanKind.INITCALL
@@ -57,8 +57,6 @@ _UNLOAD = ExitReason.UNLOAD
 _new_span = tuple.__new__  # Span(...) positionally, without the keyword wrapper
 _START_LINE = attrgetter("start.line")
 _START_TS = attrgetter("start.ts_ns")
-
-import re  # noqa: E402
 
 _OFFSET_RE = re.compile(r"\+0x[0-9a-f]+(?:/0x[0-9a-f]+)?$")
 

@@ -35,8 +35,7 @@ from analysis.model import (
 )
 from analysis.parse import unknown_initexit_events
 
-# Enum members as module constants: in Python 3.11 ``ExitReason.UNLOAD`` is
-# a descriptor call, and the checks test every span.
+# Enum members as module constants (analysis/model.py says why).
 _UNLOAD = ExitReason.UNLOAD
 _UNWIND = ExitReason.UNWIND
 _PAIR_EXIT = SpanKind.PAIR_EXIT

@@ -2,6 +2,15 @@
 
 Everything here is immutable (frozen dataclasses, Enums).  Times are integer
 nanoseconds on the trace clock; ``None`` means "not in the capture".
+
+Speed, for the hot loops that make and test millions of these (the reader
+in parse.py, the handlers in build.py, the field parsers in schema.py,
+CheckPass.span in checks.py): events and spans are NamedTuples, not frozen
+dataclasses (a tuple is built in a third of the time); every Enum hashes
+by identity (``__hash__ = object.__hash__``: members are singletons, and
+Enum's own hash is Python code), so a dict keyed by members is looked up
+in C; and the hot loops bind the members they test to module constants
+(in Python 3.11 ``SpanKind.PAIR_INIT`` is a descriptor call).
 """
 
 from __future__ import annotations
@@ -17,7 +26,7 @@ if TYPE_CHECKING:
 class InputFormat(enum.Enum):
     """What kind of text the input was."""
 
-    __hash__ = object.__hash__  # members are singletons; Enum's own hash is Python code
+    __hash__ = object.__hash__  # see the module docstring
 
     TRACE_CMD = "trace-cmd-report"
     DMESG = "dmesg"
@@ -26,7 +35,7 @@ class InputFormat(enum.Enum):
 class EventName(enum.Enum):
     """Every event the model understands; anything else is counted as ignored."""
 
-    __hash__ = object.__hash__  # members are singletons; Enum's own hash is Python code
+    __hash__ = object.__hash__  # see the module docstring
 
     INITCALL_LEVEL = "initcall_level"
     INITCALL_START = "initcall_start"
@@ -53,7 +62,7 @@ INITEXIT_PREFIX = "initexit_"
 class CallPath(enum.Enum):
     """Where a call ran: the built-in boot walk or a module load/unload."""
 
-    __hash__ = object.__hash__  # members are singletons; Enum's own hash is Python code
+    __hash__ = object.__hash__  # see the module docstring
 
     BOOT = "boot"
     MODULE = "module"
@@ -62,7 +71,7 @@ class CallPath(enum.Enum):
 class SpanKind(enum.Enum):
     """What a span on the timeline is."""
 
-    __hash__ = object.__hash__  # members are singletons; Enum's own hash is Python code
+    __hash__ = object.__hash__  # see the module docstring
 
     INITCALL = "initcall"  # a plain initcall (no pair), or a legacy module init
     PAIR_INIT = "init"  # the init of a module_init_exit() pair
@@ -72,7 +81,7 @@ class SpanKind(enum.Enum):
 class Status(enum.Enum):
     """How a call ended."""
 
-    __hash__ = object.__hash__  # members are singletons; Enum's own hash is Python code
+    __hash__ = object.__hash__  # see the module docstring
 
     OK = "ok"
     FAILED = "failed"  # returned < 0
@@ -82,7 +91,7 @@ class Status(enum.Enum):
 class ExitReason(enum.Enum):
     """Why an exit ran (the ``reason=`` field)."""
 
-    __hash__ = object.__hash__  # members are singletons; Enum's own hash is Python code
+    __hash__ = object.__hash__  # see the module docstring
 
     UNLOAD = "unload"
     UNWIND = "unwind"
@@ -193,9 +202,8 @@ class Event(NamedTuple):
     """One recognised input line.
 
     ``info`` is the event's printed fields (``func=foo+0x0 ret=0``), kept as
-    text so the event can be quoted exactly as it was read.  A NamedTuple,
-    not a frozen dataclass: a capture has millions and a tuple is built in
-    a third of the time (see analysis/bench.py).
+    text so the event can be quoted exactly as it was read (its fields are
+    read by analysis/schema.py's parsers).  A NamedTuple (module docstring).
     """
 
     line: int
@@ -318,8 +326,8 @@ class UnwindOf(NamedTuple):
     error: int
 
 
-# Module constants: in Python 3.11 ``Status.OK`` is a descriptor call, and
-# Span.status runs for every span in every check.
+# Module constants (see the module docstring): Span.status runs for every
+# span in every check.
 _PAIR_EXIT = SpanKind.PAIR_EXIT
 _OK, _FAILED, _UNFINISHED = Status.OK, Status.FAILED, Status.UNFINISHED
 
@@ -327,7 +335,7 @@ _OK, _FAILED, _UNFINISHED = Status.OK, Status.FAILED, Status.UNFINISHED
 class Span(NamedTuple):
     """One call on the timeline: a plain initcall, a pair's init or exit.
 
-    Immutable; a NamedTuple for the same reason as :class:`Event`.
+    Immutable; a NamedTuple (module docstring).
 
     ``start`` is the start event; ``finish`` is None when the capture ends
     inside the call.  For pair inits, ``inner`` is the nested

@@ -64,9 +64,9 @@ def chrome_trace(v: Verdict) -> dict[str, Any]:
                 "tid": tid, "ts": _us(s.unwind.ts_ns),
                 "args": {"event": s.unwind.info, "line": s.unwind.line},
             })
-    for ev in cap.levels:
+    for ev, name in zip(cap.levels, cap.level_names):
         events.append({
-            "name": f"level {ev.info.partition('=')[2]}", "cat": "initcall_level", "ph": "i",
+            "name": f"level {name}", "cat": "initcall_level", "ph": "i",
             "s": "p", "pid": 1, "tid": ev.pid, "ts": _us(ev.ts_ns), "args": {"line": ev.line},
         })
     # Parents before children at the same timestamp, so viewers nest them.

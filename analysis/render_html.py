@@ -604,10 +604,6 @@ def _section_key(s: Span) -> tuple[str, str, int]:
     return ("load", s.origin, s.instance)
 
 
-def _level_name(info: str) -> str:
-    return info.partition("level=")[2].split(" ")[0] or info
-
-
 class PageData:
     """What the page shows, computed once: the drawn calls (laid out in
     lanes), the shaded regions, the busy profile, the links."""
@@ -749,7 +745,7 @@ class PageData:
         boot_end = max((self._ends[i] for i in boot), default=self.t0)
         marks: list[tuple[int, str]] = []
         if cap.levels:
-            marks = [(ev.ts_ns, _level_name(ev.info)) for ev in cap.levels]
+            marks = [(ev.ts_ns, name) for ev, name in zip(cap.levels, cap.level_names)]
         else:
             last = None
             for i in boot:

@@ -88,8 +88,8 @@ def timeline_dict(cap: Capture) -> dict[str, Any]:
         "schema": TIMELINE_SCHEMA,
         "source": cap.parsed.source,
         "format": cap.parsed.fmt.value,
-        "levels": [{"line": e.line, "ts_ns": e.ts_ns, "level": e.info.partition("=")[2]}
-                   for e in cap.levels],
+        "levels": [{"line": e.line, "ts_ns": e.ts_ns, "level": name}
+                   for e, name in zip(cap.levels, cap.level_names)],
         "spans": [_span_dict(s) for s in cap.spans],
     }
 

@@ -1,0 +1,64 @@
+"""analysis/phases.py (scripts/lib/bench_report.py's view of a trace) and
+the CLI's helpers for the harness (print, parse --count)."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+
+import pytest
+
+from analysis import phases, synth
+from analysis.cli import main
+from analysis.source import TRACE_CMD_REPORT_ARGS
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CAPTURED = os.path.join(HERE, "fixtures", "captured")
+
+
+def test_boot_phases_of_a_synthetic_boot(tmp_path: pathlib.Path) -> None:
+    w = synth.TraceWriter()
+    synth.simulate_boot(w, synth.STOCK_PLAIN, synth.BOOT_PAIRS)
+    report = tmp_path / "boot.report.txt"
+    report.write_text(w.text())
+    (tmp_path / "dmesg.txt").write_text("[    0.2] initexit: ordered 6 built-in pairs in 5123 ns\n")
+    r = phases.boot_phases(report, tmp_path / "dmesg.txt")
+    assert r is not None
+    plain = sum(len(v) for k, v in synth.STOCK_PLAIN.items() if k != "early")
+    pairs = sum(1 for p in synth.BOOT_PAIRS if p.init is not None)
+    assert r["initcalls"] == plain + pairs + len(synth.STOCK_PLAIN["early"])
+    assert r["ordered_pairs"] == 6 and r["ordering_ns"] == 5123
+    assert 0 < r["in_builtin_pairs_ms"] < r["do_initcalls_ms"]
+    calls = phases.call_durations(report)
+    assert calls["virtio_blk_init"] == 10_000
+
+
+def test_module_phases_one_sample_per_load_and_unload(tmp_path: pathlib.Path) -> None:
+    w = synth.TraceWriter()
+    pairs = [synth.Pair("bench_pairs_4", k, f"b_init_{k}", f"b_exit_{k}") for k in range(4)]
+    for _ in range(3):
+        synth.simulate_module_load(w, synth.Task("modloop", 96, 0), "bench_pairs_4", pairs)
+        synth.simulate_module_unload(w, synth.Task("modloop", 96, 0), "bench_pairs_4", pairs)
+    w.lines = [ln for ln in w.lines if "initcall_" not in ln]  # the rounds record no initcall events
+    report = tmp_path / "scenario.report.txt"
+    report.write_text(w.text())
+    got = phases.module_phases(report)
+    assert sorted(got) == [("bench_pairs_4", "exit"), ("bench_pairs_4", "init")]
+    assert all(len(v) == 3 and all(span >= inside > 0 for span, inside in v) for v in got.values())
+
+
+def test_print_flags_are_the_analysis_flags(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["print", "--flags"]) == 0
+    assert capsys.readouterr().out.split() == list(TRACE_CMD_REPORT_ARGS[1:])
+
+
+def test_parse_count(capsys: pytest.CaptureFixture[str], tmp_path: pathlib.Path) -> None:
+    path = os.path.join(CAPTURED, "stock-boot.txt")
+    assert main(["parse", "-q", "--count", "initcall_start", path]) == 0
+    n = int(capsys.readouterr().out)
+    with open(path, encoding="utf-8") as f:
+        assert n == sum(1 for line in f if " initcall_start: " in line)
+    empty = tmp_path / "empty.txt"
+    empty.write_text("nothing here\n")
+    assert main(["parse", "-q", "--count", "any", str(empty)]) == 0
+    assert capsys.readouterr().out == "0\n"
