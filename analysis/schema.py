@@ -311,12 +311,14 @@ DMESG_RETURNED_INFO_RE = re.compile(r"func=(\S+)(?: \[(\S+)\])? ret=(-?\d+) usec
 Example: ``func=foo_init+0x0/0x30 [foo] ret=0 usecs=12 prio=0 origin=foo``
 """
 
-PRIO_RE = re.compile(r"\bprio=(-?\d+)")
-"""``prio=`` anywhere in a patched initcall_debug line.  Example: ``prio=-3000``"""
+PRIO_RE = re.compile(r"\bprio=(-?\d+)\b")
+"""A band's ``prio=`` anywhere in a patched initcall_debug line (not
+``prio=early``/``prio=console``, which have none).  Example: ``prio=-3000``"""
 
-ORIGIN_RE = re.compile(r"\b(?:modname|origin)=(\S+)")
-"""The KBUILD_MODNAME of a patched initcall_debug line: ``modname=`` (``origin=``
-in captures of the series before 2026-12-03).  Example: ``modname=signal``"""
+ORIGIN_RE = re.compile(r"\b(?:origin|modname)=(\S+)")
+"""The KBUILD_MODNAME a patched initcall_debug line names: ``modname=`` (the
+series since it prints from the tracepoint probes), ``origin=`` before.
+Example: ``modname=signal``"""
 
 
 def printed(value: Any) -> str:

@@ -84,3 +84,16 @@ def test_a_bad_event_is_named(text: str, says: str) -> None:
 def test_schema_names_are_model_events() -> None:
     for name in SCHEMA:
         EventName(name)
+
+
+def test_dmesg_names_the_module_with_modname_or_origin() -> None:
+    from analysis.build import build_capture
+    from analysis.parse import parse_text
+    for word in ("modname", "origin"):
+        text = (f"[    0.300000] calling  ksysfs_init+0x0/0x92 @ 1 prio=-5000 {word}=ksysfs\n"
+                f"[    0.300010] initcall ksysfs_init+0x0/0x92 returned 0 after 10 usecs prio=-5000 {word}=ksysfs\n"
+                f"[    0.010000] calling  con_init+0x0/0x210 @ 0 prio=console {word}=vt\n"
+                f"[    0.010010] initcall con_init+0x0/0x210 returned 0 after 10 usecs prio=console {word}=vt\n")
+        spans = {s.func.split("+")[0]: s for s in build_capture(parse_text(text)).spans}
+        assert (spans["ksysfs_init"].origin, spans["ksysfs_init"].prio) == ("ksysfs", -5000)
+        assert (spans["con_init"].origin, spans["con_init"].prio) == ("vt", None)

@@ -475,7 +475,7 @@ def check_formats(saved: pathlib.Path, ref: pathlib.Path) -> list[str]:
 
 def check_initcall_debug(dmesg: str) -> list[str]:
     """From do_initcalls() on (the "initexit: ordered" line), every
-    initcall_debug line carries prio= and origin=, for classic initcalls and
+    initcall_debug line carries prio= and modname= (origin= before), for classic initcalls and
     pairs alike.  Early and console initcalls run before and have no band.
     The lines are the analysis's dmesg events (analysis/parse.py); prio= and
     origin= are read by its patterns (analysis/schema.py)."""
@@ -483,7 +483,7 @@ def check_initcall_debug(dmesg: str) -> list[str]:
     marker = [n.line for n in parsed.notices if n.kind == "ordered"]
     if not marker:
         return ["no 'initexit: ordered N built-in pairs' line: is the series applied?"]
-    # Module inits (``[module]`` after the function) print no prio=/origin=.
+    # Module inits (``[module]`` after the function) print no prio=/modname=.
     after = [e for e in parsed.events if e.line >= marker[0]
              and (m := (DMESG_CALLING_INFO_RE if e.name is EventName.DMESG_CALLING
                         else DMESG_RETURNED_INFO_RE).match(e.info)) is not None and m.group(2) is None]
@@ -496,7 +496,7 @@ def check_initcall_debug(dmesg: str) -> list[str]:
         problems.append(f"{len(calling)} 'calling' lines but {len(returned)} 'returned' lines")
     bare_lines = [e.quote() for e in calling + returned if not PRIO_RE.search(e.info) or not ORIGIN_RE.search(e.info)]
     if bare_lines:
-        problems.append(f"{len(bare_lines)} initcall_debug lines without prio=/origin=, e.g. {bare_lines[:2]}")
+        problems.append(f"{len(bare_lines)} initcall_debug lines without prio=/modname=, e.g. {bare_lines[:2]}")
 
     def called(func: str, prio: Optional[int], origin: str) -> bool:
         for e in calling:
