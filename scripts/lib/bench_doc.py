@@ -48,7 +48,11 @@ How it measures (`scripts/bench --help` has every option):
   line and `modloop`'s `CLOCK_MONOTONIC` readings are instruction counts.
   A call that waits on the host (a virtio request completed by a QEMU I/O
   thread) still varies from boot to boot: the table names those calls and
-  shows do_initcalls with and without them.
+  shows do_initcalls with and without them. Where the guest idles
+  (`sleep=off`), guest time jumps to the next timer: a module unload that
+  waits for an RCU grace period counts those jumps (timer ticks of 10⁶
+  ns), not instructions, and a timer interrupt that lands inside a timed
+  load adds its handler's instructions: hence the spread of the module rows.
 - **Kernels.** Stock 6.12; the series with stock's exact fragments (a copy of
   the patched tree built with `INITEXIT_NO_TEST_CONFIG=1`); the patched
   kernel of `scripts/run` (with the 18 built-in test pairs of
