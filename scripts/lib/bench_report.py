@@ -291,10 +291,12 @@ def verdicts(rows: list[dict[str, Any]]) -> list[str]:
             why = (f"above the goal {goal}, and only with initcall_debug on (off: "
                    f"{off['ratio_median']:.5f}): {extra:+.2f} M {u} more than the difference with it off,"
                    f" {per:+,.0f} per initcall. The series prints prio= and origin= on every line"
-                   + (f" ({nbytes['value']['median'] - nbytes['baseline']['median']:+,.0f} bytes of log)"
+                   + (f" ({(nbytes['value']['median'] - nbytes['baseline']['median']) / calls['value']['median']:+,.0f}"
+                      " bytes of log per initcall, which printk formats in far fewer instructions)"
                       if nbytes else "")
-                   + " and finds a classic initcall's origin= with a kallsyms lookup of its entry"
-                   " (patch 0002, initcall_entry_origin()). A change for the series' owner (not"
+                   + "; the rest is consistent with the kallsyms lookup that finds a classic"
+                   " initcall's origin= (patch 0002, initcall_entry_origin(): one"
+                   " sprint_symbol_no_offset() per call). A change for the series' owner (not"
                    " made here): take origin= without kallsyms, or print it for pairs only."
                    " None for production boots (initcall_debug off).")
         out.append(f"do_initcalls ({how}), the series with stock's fragments / stock, {what}: "
