@@ -290,14 +290,16 @@ def verdicts(rows: list[dict[str, Any]]) -> list[str]:
             per = extra * 1e6 / calls["value"]["median"]
             why = (f"above the goal {goal}, and only with initcall_debug on (off: "
                    f"{off['ratio_median']:.5f}): {extra:+.2f} M {u} more than the difference with it off,"
-                   f" {per:+,.0f} per initcall. The series prints prio= and origin= on every line"
+                   f" {per:+,.0f} per initcall. The series' initcall_debug appends the call's"
+                   " priority and module name to every line"
                    + (f" ({(nbytes['value']['median'] - nbytes['baseline']['median']) / calls['value']['median']:+,.0f}"
                       " bytes of log per initcall, which printk formats in far fewer instructions)"
                       if nbytes else "")
-                   + "; the rest is consistent with the kallsyms lookup that finds a classic"
-                   " initcall's origin= (patch 0002, initcall_entry_origin(): one"
-                   " sprint_symbol_no_offset() per call). A change for the series' owner (not"
-                   " made here): take origin= without kallsyms, or print it for pairs only."
+                   + "; the rest is consistent with how it finds them: the call is looked up"
+                   " among its band's initcall entries and the entry's symbol in kallsyms"
+                   " (sprint_symbol_no_offset()), in the start and the finish probe. A change"
+                   " the series' owner could make (not made here): let the finish probe reuse"
+                   " the start probe's lookup."
                    " None for production boots (initcall_debug off).")
         out.append(f"do_initcalls ({how}), the series with stock's fragments / stock, {what}: "
                    f"{r['ratio_median']:.5f} (whole: {whole['ratio_median']:.5f}, spread "
