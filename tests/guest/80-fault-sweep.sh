@@ -39,7 +39,8 @@ fi
 
 sweep() { # sweep MOD [PARAMS] -> $SAVE/MOD.tap, SWEEP_RC
 	SWEEP_RC=0
-	"$TOOLS/fault-sweep" "$MODDIR/$1.ko" ${2:+"$2"} >"$SAVE/$3.tap" 2>&1 || SWEEP_RC=$?
+	# Each step on the console as it comes: a sweep takes minutes.
+	"$TOOLS/fault-sweep" --progress "$MODDIR/$1.ko" ${2:+"$2"} >"$SAVE/$3.tap" 2>/dev/console || SWEEP_RC=$?
 }
 summary() { sed -n 's/^# fault-sweep .*: \(sites tried.*\)/\1/p' "$SAVE/$1.tap"; }
 
