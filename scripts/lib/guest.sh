@@ -16,8 +16,7 @@ TRACE_BUF_SIZE=${INITEXIT_TRACE_BUF_SIZE:-4096K}
 # The host's trace-cmd report flags are the analysis's (analysis/source.py
 # TRACE_CMD_REPORT_ARGS: -N no plugins, -t full-precision timestamps), the
 # one place they are chosen; trace_report asks it to print each trace.dat.
-# REPORT_FLAGS is only what meta.json records.
-# shellcheck disable=SC2034  # read by scripts/run (meta.json)
+# REPORT_FLAGS is what the dry run shows and meta.json records.
 read -r -a REPORT_FLAGS <<<"$(cd "${INITEXIT_ROOT:?}" && "${PYTHON:?}" -m analysis print --flags 2>/dev/null)" || true
 
 # The kernel command line of every boot; --append adds to it.
@@ -170,7 +169,8 @@ boot_guest() {
 # trace-cmd cannot read it.
 trace_report() {
 	local dat=$1 txt=${1%.dat}.report.txt
-	show_cmd "$PYTHON" -m analysis print -o "$txt" "$dat"
+	# What `analysis print` runs, with the flags it chose.
+	show_cmd trace-cmd report "${REPORT_FLAGS[@]}" -i "$dat" '>' "$txt"
 	[ "$DRY_RUN" = 1 ] && return 0
 	(cd "$INITEXIT_ROOT" && "$PYTHON" -m analysis print -o "$txt" "$dat") 2>"$txt.err" || {
 		cat "$txt.err" >&2
