@@ -12,8 +12,11 @@ n=0
 for t in "$INITEXIT_TESTS"/*.sh; do
 	[ -f "$t" ] || continue
 	name=$(basename "$t" .sh)
-	# INITEXIT_TEST_ONLY=NAME: run only tests/guest/NAME.sh.
-	[ -z "${INITEXIT_TEST_ONLY:-}" ] || [ "$name" = "$INITEXIT_TEST_ONLY" ] || continue
+	# INITEXIT_TEST_ONLY="NAME...": run only tests/guest/NAME.sh (a list).
+	case " ${INITEXIT_TEST_ONLY:-$name} " in
+	*" $name "*) ;;
+	*) continue ;;
+	esac
 	n=$((n + 1))
 	echo "# initexit-test: $name"
 	# A record of which test was running, in case the kernel dies in it.

@@ -302,9 +302,15 @@ build_key() {
 tree_lock() {
 	[ "$DRY_RUN" = 0 ] || return 0
 	mkdir -p "$CACHE"
-	exec 8>"$CACHE/linux-$1.lock"
+	# A --tree of one's own is locked by its path, not with the managed tree.
+	local name=linux-$1 where=$CACHE/linux-$1
+	if [ -n "${TREE_OVERRIDE:-}" ]; then
+		where=$TREE_OVERRIDE
+		name=tree-$(printf '%s' "$(cd "$where" && pwd)" | sha)
+	fi
+	exec 8>"$CACHE/$name.lock"
 	if ! flock -n 8; then
-		log "another scripts/run is using $CACHE/linux-$1: waiting for it"
+		log "another scripts/run is using $where: waiting for it"
 		flock 8
 	fi
 }
@@ -373,6 +379,25 @@ module_dirs() {
 # build_modules SRC SET DEST : build every module folder of SRC against
 # $KERNEL_TREE in a copy under $CACHE/kmod and put the .ko files in DEST.
 # A copy whose sources and kernel did not change is not rebuilt.
+# in_tree_modules DEST : copy the kernel's own modules (its modules.order,
+# e.g. fs/fuse/fuse.ko of kconfig/base.config) into DEST, beside the
+# project's test modules.
+in_tree_modules() {
+	local dest=$1 obj ko n=0
+	[ -f "$KERNEL_TREE/modules.order" ] || return 0
+	mkdir -p "$dest"
+	while read -r obj; do
+		obj=${obj%.o}
+		ko=$KERNEL_TREE/${obj%.ko}.ko
+		[ -f "$ko" ] || die "$ko is in modules.order but was not built"
+		[ ! -e "$dest/$(basename "$ko")" ] ||
+			die "an in-tree module and a project module are both named $(basename "$ko")"
+		cp "$ko" "$dest/"
+		n=$((n + 1))
+	done <"$KERNEL_TREE/modules.order"
+	log "the kernel's own modules: $n (modules.order) -> project"
+}
+
 build_modules() {
 	local src=$1 set=$2 dest=$3 dir name work key
 	local flavour=${KERNEL_FLAVOUR:-patched}

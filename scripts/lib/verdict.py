@@ -347,6 +347,36 @@ def judge_ktap(name: str, text: str, exit_status: int | None, where: str = "",
                    f"{r.reader}: {where}" if where else r.reader)
 
 
+KERNEL_LOG_PREFIX_RE = re.compile(r"^(?:<\d+>)?\[\s*\d+\.\d+\] ?")
+"""A kernel log line's time stamp.  Example: ``[    2.014211] ``"""
+
+
+def kunit_suite(log: str, suite: str) -> str:
+    """The KTAP of one KUnit suite from a kernel log, as a flat document.
+
+    KUnit prints each suite as a subtest (``    # Subtest: NAME``, its plan
+    and results indented by four spaces) of a top-level document; the
+    suite's own block, dedented, is one KTAP document whose cases are the
+    suite's test cases.  Other kernel messages in between are left out; a
+    log that ends before the suite's result line (a crash) keeps what was
+    printed, so the judge sees the missing cases.  Empty when the log has
+    no such suite."""
+    lines = [KERNEL_LOG_PREFIX_RE.sub("", ln) for ln in log.splitlines()]
+    try:
+        start = lines.index(f"    # Subtest: {suite}")
+    except ValueError:
+        return ""
+    done = re.compile(rf"^(?:not )?ok \d+ {re.escape(suite)}$")
+    out = ["KTAP version 1"]
+    for ln in lines[start + 1:]:
+        if done.match(ln):
+            break   # the suite's own result line, at the top level
+        if not ln.startswith("    ") or ln.startswith("        "):
+            continue   # other kernel messages; a case's own subtests
+        out.append(ln[4:])
+    return "\n".join(out) + "\n"
+
+
 @dataclass(frozen=True)
 class JunitCase:
     """One pytest <testcase> of a --junitxml file."""
@@ -667,6 +697,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     g.add_argument("--exit-file", type=Path, help="the saved exit status (missing: never finished)")
     s.add_argument("--console", default="", help="named when the test did not finish")
     s.add_argument("--reader", choices=("auto", "kunit", "own"), default="auto")
+    s = judged("kunit", "one KUnit suite's cases, from a kernel log, against its plan")
+    s.add_argument("log", type=Path, help="dmesg or console log of the boot")
+    s.add_argument("--suite", required=True)
     s = judged("junit", "a pytest run from its --junitxml file")
     s.add_argument("xml", type=Path)
     s.add_argument("--exit", type=int, dest="exit_status", required=True)
@@ -704,6 +737,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             text = a.tap.read_text(errors="replace") if a.tap.is_file() else ""
             rc = a.exit_status if a.exit_file is None else read_exit_file(a.exit_file)
             return _record(a, judge_ktap(a.name, text, rc, str(a.tap), a.reader, a.console))
+        if a.cmd == "kunit":
+            log = a.log.read_text(errors="replace") if a.log.is_file() else ""
+            tap = kunit_suite(log, a.suite)
+            if not tap:
+                return _record(a, Verdict(a.name, 0, 0, (
+                    f"{a.name}: no KUnit suite '{a.suite}' in {a.log} (CONFIG_KUNIT and the suite's option?)",), ""))
+            return _record(a, judge_ktap(a.name, tap, 0, str(a.log), "auto", str(a.log)))
         if a.cmd == "junit":
             return _record(a, judge_junit(a.name, a.xml, a.exit_status, a.log))
         if a.cmd == "same-cases":

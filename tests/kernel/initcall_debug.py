@@ -13,45 +13,42 @@ from __future__ import annotations
 
 import re
 
-CALLING_RE = re.compile(r"^\[\s*[\d.]+\] calling  (\S+) @ \d+(.*)$")
-"""A calling line (PCI quirks print "pci ...: calling ..." and do not match).
+from bootcheck import bare, read_dmesg
+from analysis.model import EventName
+from analysis.schema import DMESG_CALLING_INFO_RE, DMESG_RETURNED_INFO_RE
 
-Example: ``[    0.013141] calling  con_init+0x0/0x230 @ 0 prio=console modname=vt``
-"""
-
-RETURNED_RE = re.compile(r"^\[\s*[\d.]+\] initcall (\S+) returned -?\d+ after \d+ usecs(.*)$")
-"""A returned line.  Example: ``[    0.3] initcall foo+0x0/0x30 returned 0 after 12 usecs prio=0 modname=foo``"""
-
+# The series' suffix of an initcall_debug line, after what stock printed
+# (the lines themselves are the analysis's dmesg events).
 WHERE_RE = re.compile(r"^ prio=(-?\d+|early|console) modname=\S+$")
-"""The series' suffix.  Example: `` prio=-5000 modname=workqueue``"""
-
-BOOT_END = "Run /init as init process"
+"""Example: `` prio=-5000 modname=workqueue``"""
 
 # Console initcalls of the test config (tinyconfig + kconfig/base.config).
 CONSOLE_INITCALLS = ("con_init", "univ8250_console_init")
 
 
-def function(symbol: str) -> str:
-    """``con_init+0x0/0x230`` -> ``con_init`` (sizes differ between kernels)."""
-    return symbol.split("+", 1)[0]
-
-
-def boot_lines(dmesg: str) -> list[str]:
-    lines = dmesg.splitlines()
-    for i, line in enumerate(lines):
-        if BOOT_END in line:
-            return lines[:i]
-    return lines
+def boot_lines(dmesg: str) -> list[tuple[str, str, str]]:
+    """(kind, function, suffix) of every calling/returned line before the
+    kernel runs init, in order; kind is "calling" or "returned"."""
+    parsed = read_dmesg(dmesg)
+    end = min((n.line for n in parsed.notices if n.kind == "run-init"), default=None)
+    out = []
+    for e in parsed.events:
+        if end is not None and e.line >= end:
+            break
+        if e.name is EventName.DMESG_CALLING:
+            m = DMESG_CALLING_INFO_RE.match(e.info)
+            if m and m.group(2) is None:   # not a module's ([module])
+                out.append(("calling", bare(m.group(1)), m.group(4)))
+        elif e.name is EventName.DMESG_RETURNED:
+            m = DMESG_RETURNED_INFO_RE.match(e.info)
+            if m and m.group(2) is None:
+                out.append(("returned", bare(m.group(1)), m.group(5)))
+    return out
 
 
 def calls(dmesg: str) -> list[tuple[str, str]]:
     """(function, suffix) of every boot calling line, in order."""
-    out = []
-    for line in boot_lines(dmesg):
-        m = CALLING_RE.match(line)
-        if m:
-            out.append((function(m.group(1)), m.group(2)))
-    return out
+    return [(f, w) for kind, f, w in boot_lines(dmesg) if kind == "calling"]
 
 
 def check_stock_lines_kept(stock_dmesg: str, patched_dmesg: str) -> list[str]:
@@ -84,19 +81,17 @@ def check_every_call_placed(dmesg: str) -> list[str]:
     before the first band (early) say prio=early."""
     problems = []
     lines = boot_lines(dmesg)
-    calling = [CALLING_RE.match(line) for line in lines]
-    returned = [RETURNED_RE.match(line) for line in lines]
-    got = [m for m in calling + returned if m]
-    if len([m for m in calling if m]) < 100:
+    calling = [(f, w) for kind, f, w in lines if kind == "calling"]
+    if len(calling) < 100:
         problems.append("fewer than 100 calling lines: was initcall_debug on?")
-    bare = [m.group(0) for m in got if not WHERE_RE.match(m.group(2))]
-    if bare:
-        problems.append(f"{len(bare)} initcall_debug lines name no priority or level, e.g. {bare[:2]}")
-    suffix = {function(m.group(1)): m.group(2) for m in calling if m}
+    bare_lines = [f"{kind} {f}{w}" for kind, f, w in lines if not WHERE_RE.match(w)]
+    if bare_lines:
+        problems.append(f"{len(bare_lines)} initcall_debug lines name no priority or level, e.g. {bare_lines[:2]}")
+    suffix = dict(calling)
     for name in CONSOLE_INITCALLS:
         if name in suffix and not suffix[name].startswith(" prio=console "):
             problems.append(f"{name} is a console initcall but says{suffix[name]!r}")
-    levels = [m.group(2).split()[0] for m in calling if m and WHERE_RE.match(m.group(2))]
+    levels = [w.split()[0] for _, w in calling if WHERE_RE.match(w)]
     banded = [i for i, p in enumerate(levels) if p not in ("prio=early", "prio=console")]
     early = [i for i, p in enumerate(levels) if p == "prio=early"]
     if not early:

@@ -265,3 +265,32 @@ def test_diagnose_lines_for_bash(tmp_path: Path) -> None:
                 "--boot-initcalls", "0", "--scenario-report", "ok", str(boot_dir(tmp_path, "console-clean.log")))
     assert r.stdout.splitlines()[:5] == ["exit=125", "panicked=0", "oopses=0", "warnings=0",
                                         "problem=boot.dat holds no initcall_start events (empty trace)"]
+
+
+# KUnit: one suite's cases from a kernel log (scripts/test judges the
+# series' suite from the in-guest test boot's dmesg).
+KUNIT_CASES = [
+    ("kunit-dmesg.log", 6, 0, ""),
+    ("kunit-dmesg-interleaved.log", 6, 0, ""),
+    ("kunit-dmesg-fail.log", 5, 1, "not ok 4 - initexit_test_undoable"),
+    ("kunit-dmesg-crashed.log", 1, 5, "never reported"),
+    ("kunit-dmesg-none.log", 0, 1, "no KUnit suite 'initexit'"),
+]
+
+
+@pytest.mark.parametrize("name,passed,failed,text", KUNIT_CASES)
+def test_kunit_suite_from_kernel_log(name: str, passed: int, failed: int, text: str, tmp_path: Path) -> None:
+    record = tmp_path / "v.jsonl"
+    rc = verdict.main(["kunit", "--name", "k", "--suite", "initexit", "--record", str(record), str(DATA / name)])
+    v = Verdict.from_json(record.read_text().strip())
+    assert (v.passed, v.failed) == (passed, failed)
+    assert all(text in f for f in v.failures)
+    assert rc == 0
+
+
+def test_kunit_suite_is_dedented_and_stops_at_its_result() -> None:
+    tap = verdict.kunit_suite((DATA / "kunit-dmesg-interleaved.log").read_text(), "initexit")
+    lines = tap.splitlines()
+    assert lines[0] == "KTAP version 1"
+    assert "1..6" in lines and "ok 6 initexit_test_results" in lines
+    assert not any("clocksource" in ln or ln.startswith("ok 1 initexit") and ln.endswith(" initexit") for ln in lines)

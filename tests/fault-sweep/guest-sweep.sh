@@ -1,4 +1,12 @@
 #!/bin/sh
+# NOT part of scripts/test yet: run it with
+#   scripts/run --guest-script tests/fault-sweep/guest-sweep.sh --timeout 1800
+# Status (tests/evidence/fault-sweep.txt): the sweep itself runs (the stack
+# filter keeps it to the modules' own allocations, ~20 s per module under
+# TCG), but its leak check reports a leak after nearly every step, on the
+# goto-ladder module as on the pair modules: the slab counts it compares
+# move for reasons the tool does not yet tell apart from a leak.
+#
 # Fault-injection sweep (issue 17): fault-sweep (tests/guest/tools/) makes
 # every fault-injectable allocation of a load fail in turn, N = 1, 2, ...,
 # and checks after each failed load that the module is gone, that the
@@ -8,8 +16,10 @@
 # Swept: every project test module with pairs that loads without faults
 # and unloads: initexit_order (17 pairs, two files), initexit_fail without
 # fail_at (8 pairs, a kmalloc each), initexit_state without fail (2
-# pairs), and the four-step pair (initexit_sweep_pairs) beside the same
-# steps in one module_init() with a goto ladder (initexit_sweep_single).
+# pairs), the four-step pair (initexit_sweep_pairs) beside the same
+# steps in one module_init() with a goto ladder (initexit_sweep_single),
+# and fs/fuse (the series converts it: nine pairs).  Only the allocations
+# made from a module's own code are made to fail (fault-sweep's default).
 # Not swept: initexit_perm and initexit_lastperm (permanent: no unload
 # without force, and a forced unload runs no exit for the exit-less
 # init), initexit_async (its second init always fails), initexit_undoable
@@ -21,9 +31,9 @@
 # it and name the leak. Each sweep's KTAP output is kept in
 # $INITEXIT_OUT/fault-sweep/ (the host's OUT/guest/fault-sweep/).
 set -eu
-. "$(dirname "$0")/ktap.inc"
+. "${INITEXIT_TESTS:-/initexit/tests/guest}/ktap.inc"
 
-MODULES="initexit_order initexit_fail initexit_state initexit_sweep_pairs initexit_sweep_single"
+MODULES="initexit_order initexit_fail initexit_state initexit_sweep_pairs initexit_sweep_single fuse"
 ktap_plan $(($(echo "$MODULES" | wc -w) + 3))
 
 SAVE=${INITEXIT_OUT:-$WORK}/fault-sweep
