@@ -61,7 +61,7 @@ How it measures (`scripts/bench --help` has every option):
   `lib/initexit_bench_builtin.c` with N generated pairs
   (`bench/gen_builtin.py`, behind the test-only
   `CONFIG_INITEXIT_BENCH_BUILTIN`, added by the bench to its copy only,
-  not to the series); for the events, the copy with patch 0005 reverted.
+  not to the series); for the events, the copy with the tracing patch reverted.
 - **Modules.** `bench_pairs_N` (N `module_init_exit()` pairs) against
   `bench_single_N` (the same N work items from one `module_init`), timed by
   `bench/tools/modloop.c` around `finit_module(2)`/`delete_module(2)` in
