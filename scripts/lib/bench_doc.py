@@ -223,10 +223,11 @@ def cover(data: dict[str, Any]) -> str:
                    + ", ".join(f"{p['pairs']}: {p['ordering_ns']:,.0f} ({p['per_pair']:,.0f} per pair)" for p in pts)
                    + (f"; it grows as p^{curve['growth_exponent']:.2f} (p log p: p^{curve['p_log_p_exponent']:.2f})."
                       if "growth_exponent" in curve else "."))
-        runp = [p for p in pts if "run_per_pair" in p]
-        if runp:
-            out.append("   Running them at boot (with the trace events on): "
-                       + ", ".join(f"{p['run_per_pair']:,.0f}" for p in runp) + " instructions per pair.")
+        if "run_slope_per_pair" in curve:
+            lo, hi = curve["run_slope_between"]
+            out.append(f"   Running a pair at boot (do_one_initcall(), the initcall and initexit"
+                       f" events on), between {lo} and {hi} pairs: {curve['run_slope_per_pair']:,.0f}"
+                       " instructions per pair.")
     ov = note(rows, "overhead_us")
     tr = note(rows, "per_pair_trace_us")
     if ov:
