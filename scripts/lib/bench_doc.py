@@ -149,6 +149,8 @@ def render(data: dict[str, Any], source: str) -> str:
             out.append("")
     if data.get("failed"):
         out += ["## Failed in this run", "", ", ".join(data["failed"]), ""]
+    if host.get("note"):
+        out += [md_escape(host["note"]), ""]
     out += ["## Raw data", "",
             "Every number above is in that run's `OUT/bench.json` (`rows`, with every"
             " sample); `python3 scripts/lib/bench_report.py OUT` rebuilds the table"
