@@ -53,6 +53,7 @@ _EXIT = SpanKind.PAIR_EXIT
 _INITCALL = SpanKind.INITCALL
 _MODULE = CallPath.MODULE
 _BOOT = CallPath.BOOT
+_TEST = CallPath.TEST
 _UNLOAD = ExitReason.UNLOAD
 _new_span = tuple.__new__  # Span(...) positionally, without the keyword wrapper
 _START_LINE = attrgetter("start.line")
@@ -149,6 +150,8 @@ class _Builder:
         self.span_count = 0
         #: (label, name as printed) of each module init labelled by its module.
         self.module_labels: dict[tuple[str, str], int] = {}
+        self.test_events = 0
+        self.test_pids: set[int] = set()
         self.parsers = {name: p.parse for name, p in field_parsers().items()}
 
     # -- helpers -----------------------------------------------------------
@@ -305,6 +308,9 @@ class _Builder:
             if f is None:
                 self.bad_fields(ev)
                 return
+            if ev.pid in self.test_pids:   # inside a KUnit pair (path=test)
+                self.test_events += 1
+                return
             mod = module_of_pid.get(ev.pid)
             path = _MODULE if mod is not None else _BOOT
             o = _Open(_INITCALL, path, mod or "", f.func, None, None,
@@ -329,6 +335,9 @@ class _Builder:
                 records[ev.line] = fields
             if fields is None:
                 self.bad_fields(ev)
+                return
+            if ev.pid in self.test_pids:
+                self.test_events += 1
                 return
             func, ret = fields.func, fields.ret
             pid = ev.pid
@@ -409,6 +418,11 @@ class _Builder:
                 self.bad_fields(ev)
                 return
             path, origin, idx = f.path, f.origin, f.idx
+            if path is _TEST:
+                self.test_events += 1
+                if kind is _INIT:
+                    self.test_pids.add(ev.pid)   # its initcall events too
+                return
             unit = self.unit_for(path, origin, ev, idx)
             o = _Open(kind, path, origin, f.func, idx, f.prio,
                       self.level if path is not _MODULE else None, ev, unit.instance, unit)
@@ -439,6 +453,10 @@ class _Builder:
                 self.bad_fields(ev)
                 return
             path, origin, idx, prio, func = f.path, f.origin, f.idx, f.prio, f.func
+            if path is _TEST:
+                self.test_events += 1
+                self.test_pids.discard(ev.pid)
+                return
             # The common case: the finish closes the call on top of its task.
             st = stacks.get(ev.pid)
             o = st[-1] if st else None
@@ -483,6 +501,9 @@ class _Builder:
             self.records[ev.line] = f
         if f is None:
             self.bad_fields(ev)
+            return
+        if f.path is _TEST:
+            self.test_events += 1
             return
         key = (f.path, f.origin, f.idx)
         old = self.pending_unwind.get(key)
@@ -577,6 +598,7 @@ class _Builder:
             levels_by_band=levels_by_band(self.level_names),
             module_init_labels=tuple(self.module_labels),
             module_init_label_count=sum(self.module_labels.values()),
+            test_events=self.test_events,
             level_names=tuple(self.level_names),
             span_count=self.span_count,
             unit_count=self.units.seq,

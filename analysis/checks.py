@@ -811,6 +811,8 @@ def _notes(cap: Capture, agg: CheckPass) -> tuple[str, ...]:
             f"so trace-cmd printed it as a wrong symbol or an address ({examples})")
     if len(p.reordered) > MAX_QUOTES:
         notes.append(f"and {len(p.reordered) - MAX_QUOTES} more runs of tied events put in order")
+    if cap.test_events:
+        notes.append(f"{cap.test_events} event(s) of the series' KUnit suite (path=test) not checked: its pairs and the initcalls inside them")
     if p.fmt is InputFormat.DMESG:
         notes.append("dmesg input: no exit or unwind events; pair checks need a trace-cmd capture")
     if agg.n_durations >= 10 and agg.all_whole_ms:

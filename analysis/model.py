@@ -66,6 +66,8 @@ class CallPath(enum.Enum):
 
     BOOT = "boot"
     MODULE = "module"
+    #: The series' KUnit suite runs pair tables of its own: not checked.
+    TEST = "test"
 
 
 class SpanKind(enum.Enum):
@@ -442,6 +444,8 @@ class Capture:
     #: each distinct one once; ``module_init_label_count`` counts them all.
     module_init_labels: tuple[tuple[str, str], ...] = ()
     module_init_label_count: int = 0
+    #: initexit events with path=test (the KUnit suite's tables), skipped.
+    test_events: int = 0
     #: The level name of each of ``levels``.
     level_names: tuple[str, ...] = ()
     #: How many spans and units were built, when ``spans``/``units`` keep

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import pathlib
 import re
 import subprocess
 import sys
@@ -156,3 +157,28 @@ def test_unwind_that_cannot_be_checked_is_said_not_silently_passed(
     check = next(c for c in json.loads(capsys.readouterr().out)["checks"]
                  if c["name"] == "unwind-after-failure")
     assert check["state"] == "pass" and check["note"] == ""
+
+
+@pytest.mark.parametrize("name", ["broken-no-init-after-failure", "broken-boot-priority-order",
+                                  "broken-unwind-after-failure"])
+def test_kunit_path_test_events_are_not_checked(name: str, tmp_path: "pathlib.Path") -> None:
+    # The series' KUnit suite runs tables of its own and marks their events
+    # path=test: the same broken events with path=test are not findings,
+    # and the verdict says how many it left out.
+    fixture = os.path.join(FIX, f"{name}.txt")
+    with open(fixture) as fh:
+        text = fh.read()
+    assert "path=module" in text or "path=boot" in text
+    moved = text.replace("path=module", "path=test").replace("path=boot", "path=test")
+    src = tmp_path / f"{name}-kunit.txt"
+    src.write_text(moved)
+    broken = subprocess.run([sys.executable, "-m", "analysis", "check", "--format", "json", fixture],
+                            capture_output=True, text=True, cwd=ROOT)
+    kunit = subprocess.run([sys.executable, "-m", "analysis", "check", "--format", "json", str(src)],
+                           capture_output=True, text=True, cwd=ROOT)
+    assert broken.returncode == 1
+    v = json.loads(kunit.stdout)
+    pair_checks = {"no-init-after-failure", "unwind-after-failure", "inits-ascending", "exit-exactly-once"}
+    failed = {c["name"] for c in v["checks"] if c["state"] == "fail"}
+    assert not failed & pair_checks, failed
+    assert any("KUnit suite (path=test) not checked" in n for n in v["notes"]), v["notes"]

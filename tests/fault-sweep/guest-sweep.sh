@@ -31,6 +31,7 @@
 # it and name the leak. Each sweep's KTAP output is kept in
 # $INITEXIT_OUT/fault-sweep/ (the host's OUT/guest/fault-sweep/).
 set -eu
+# shellcheck source=../guest/ktap.inc
 . "${INITEXIT_TESTS:-/initexit/tests/guest}/ktap.inc"
 
 MODULES="initexit_order initexit_fail initexit_state initexit_sweep_pairs initexit_sweep_single fuse"

@@ -71,7 +71,7 @@ fi
 STEPS="fuse_inode_cache_init fuseblk_init fuse_fs_init fuse_req_cache_init fuse_miscdev_init fuse_sysfs_init fuse_sysfs_conn_init fuse_ctl_init"
 EXITS="fuse_ctl_cleanup fuse_sysfs_conn_exit fuse_sysfs_exit fuse_miscdev_exit fuse_req_cache_exit fuse_fs_exit fuseblk_exit fuse_inode_cache_exit"
 sed -n 's/.*initexit_init_start: path=module origin=fuse idx=\([0-9]*\) prio=\(-*[0-9]*\) func=\([a-z_]*\) .*/\1 \2 \3/p' "$I/trace" >"$WORK/inits"
-sed -n 's/.*initexit_exit_start: path=module origin=fuse idx=[0-9]* prio=[0-9]* func=\([a-z_]*\) reason=unload.*/\1/p' "$I/trace" >"$WORK/exits"
+sed -n 's/.*initexit_exit_start: path=module origin=fuse idx=[0-9]* prio=-*[0-9]* func=\([a-z_]*\) reason=unload.*/\1/p' "$I/trace" >"$WORK/exits"
 i=0 : >"$WORK/want"
 # Priorities: FUSE_INIT_PRIO(step) = -16 + step (just below the device band).
 for f in $STEPS; do echo "$i $((i - 16)) $f" >>"$WORK/want"; i=$((i + 1)); done

@@ -494,7 +494,10 @@ def check_initcall_debug(dmesg: str) -> list[str]:
         problems.append(f"only {len(calling)} 'calling' lines after do_initcalls began: was initcall_debug on?")
     if len(returned) != len(calling):
         problems.append(f"{len(calling)} 'calling' lines but {len(returned)} 'returned' lines")
-    bare_lines = [e.quote() for e in calling + returned if not PRIO_RE.search(e.info) or not ORIGIN_RE.search(e.info)]
+    # The KUnit suite's own calls (initexit_kunit_*) run outside any band.
+    bare_lines = [e.quote() for e in calling + returned
+                  if (not PRIO_RE.search(e.info) or not ORIGIN_RE.search(e.info))
+                  and "func=initexit_kunit_" not in e.info]
     if bare_lines:
         problems.append(f"{len(bare_lines)} initcall_debug lines without prio=/modname=, e.g. {bare_lines[:2]}")
 
