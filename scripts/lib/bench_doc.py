@@ -162,15 +162,14 @@ def render(data: dict[str, Any], source: str) -> str:
 def headline(data: dict[str, Any]) -> str:
     note = data.get("clock_note", "?")
     host = data.get("host", {})
-    lines = [f"From `scripts/bench` on {host.get('date', '?')} ({note}):", ""]
+    lines = [f"From `scripts/bench` on {host.get('date', '?')} ({note}); every figure, with"
+             " min / median / max and spread, in [docs/performance.md](docs/performance.md):", ""]
     # The headline: the production boot (initcall_debug=0) and one
     # initcall_debug line; the page has them all.
     keep = [v for v in data.get("verdicts", [])
-            if not v.startswith("do_initcalls (initcall_debug)")
-            and (not v.startswith("initcall_debug on / off") or "stock's fragments" in v)]
+            if v.startswith(("do_initcalls (initcall_debug=0)", "ordering built-in pairs",
+                             "per pair on a module load", "the events compiled in"))]
     lines += [f"- {v}" for v in keep]
-    lines += ["", "Every figure, with min / median / max and spread: "
-              "[docs/performance.md](docs/performance.md)."]
     return "\n".join(lines) + "\n"
 
 
@@ -219,7 +218,8 @@ def cover(data: dict[str, Any]) -> str:
     pts = [p for k, p in curve.items() if k.isdigit() and "ordering_ns" in p]
     if o:
         out.append(f" - Ordering at boot (sort + table setup): the {o['label'].split()[0]} test pairs take"
-                   f" {med(o, 'value'):,.0f} instructions, an empty table {med(o, 'baseline'):,.0f};")
+                   f" {med(o, 'value'):,.0f} instructions"
+                   + (f", an empty table {med(o, 'baseline'):,.0f};" if o.get("baseline", {}).get("n") else ";"))
     if pts:
         out.append("   generated built-in pairs: "
                    + ", ".join(f"{p['pairs']}: {p['ordering_ns']:,.0f} ({p['per_pair']:,.0f} per pair)" for p in pts)

@@ -329,8 +329,18 @@ def verdicts(rows: list[dict[str, Any]]) -> list[str]:
                       ": the module path's fast path for a module without pairs would remove that."))
     ov = note_data(rows, "overhead_us")
     if ov:
-        out.append("per pair on a module load, (pairs_N - single_N) / N: "
-                   + ", ".join(f"{k} {v['median'] * 1e3:.0f}" for k, v in ov.items()) + f" {u}.")
+        text = ("per pair on a module load, (pairs_N - single_N) / N: "
+                + ", ".join(f"{k} {v['median'] * 1e3:.0f}" for k, v in ov.items()) + f" {u}")
+        lo, hi = ov.get("load_16"), ov.get("load_256")
+        if lo and hi and lo["median"] > 0 and hi["median"] > 4 * lo["median"]:
+            k = 1 + math.log(hi["median"] / lo["median"]) / math.log(16)
+            text += (f". The per-pair load cost grows with N ({lo['median'] * 1e3:,.0f} at 16,"
+                     f" {hi['median'] * 1e3:,.0f} at 256: the load grows as N^{k:.2f}), on the kernel"
+                     " without the events too: something in the series' module path is"
+                     " superlinear in the number of pairs. A change for the series' owner (not made"
+                     " here: patches/ is another engineer's): find it (perf or a trace of"
+                     " finit_module with bench_pairs_256) and make it O(N log N).")
+        out.append(text + ("" if text.endswith(".") else "."))
     pe = note_data(rows, "per_event_ns")
     if pe:
         out.append("per initexit event enabled: "
