@@ -400,7 +400,11 @@ in_tree_modules() {
 
 build_modules() {
 	local src=$1 set=$2 dest=$3 dir name work key
-	local flavour=${KERNEL_FLAVOUR:-patched}
+	local flavour=${KERNEL_FLAVOUR:-patched} kset
+	# One folder per kernel tree: runs of a --tree of one's own (bench,
+	# mutation-test, check-configs) must not share the managed tree's.
+	kset=$flavour
+	[ -z "${TREE_OVERRIDE:-}" ] || kset=tree-$(printf '%s' "$(cd "$TREE_OVERRIDE" && pwd)" | sha)
 	mkdir -p "$dest"
 	[ -d "$src" ] || return 0
 	local dirs=()
@@ -411,7 +415,7 @@ build_modules() {
 	fi
 	for dir in "${dirs[@]}"; do
 		name=$(basename "$dir")
-		work=$CACHE/kmod/$flavour/$set/$name
+		work=$CACHE/kmod/$kset/$set/$name
 		key=$( {
 			cat "$KERNEL_TREE/.initexit-built" 2>/dev/null || date +%s%N
 			sha256sum "$KERNEL_TREE/Module.symvers" 2>/dev/null
