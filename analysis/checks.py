@@ -8,12 +8,11 @@ silently: SKIP carries a note saying why.
 
 from __future__ import annotations
 
-import bisect
 from collections import deque
 from typing import Callable, Iterable, Mapping, Optional
 
 from analysis.build import PAIRING_CHECK
-from analysis.declared import RUN_ORDER, Declared, DeclaredMatch, level_of
+from analysis.declared import RUN_ORDER, Declared, DeclaredMatch, level_of, longest_ascending
 from analysis.model import (
     BAND_NAMES,
     BANDS,
@@ -696,28 +695,6 @@ def check_declared_level(cap: Capture) -> CheckResult:
     return _result(name, findings, note=note)
 
 
-def _longest_ascending(values: list[int]) -> set[int]:
-    """Indices of one longest strictly ascending subsequence of ``values``."""
-    tails: list[int] = []  # index of the smallest tail of each length
-    prev: list[int] = [-1] * len(values)
-    tail_vals: list[int] = []
-    for i, v in enumerate(values):
-        k = bisect.bisect_left(tail_vals, v)
-        if k == len(tail_vals):
-            tail_vals.append(v)
-            tails.append(i)
-        else:
-            tail_vals[k] = v
-            tails[k] = i
-        prev[i] = tails[k - 1] if k > 0 else -1
-    keep: set[int] = set()
-    i = tails[-1] if tails else -1
-    while i >= 0:
-        keep.add(i)
-        i = prev[i]
-    return keep
-
-
 def check_declared_link_order(cap: Capture) -> CheckResult:
     """Per declared level, the calls in run order should have ascending
     addresses; the calls outside one longest ascending run are out of
@@ -734,7 +711,7 @@ def check_declared_link_order(cap: Capture) -> CheckResult:
         by_level.setdefault(decl.level, []).append((s, decl))
     for level in sorted(by_level, key=lambda lv: _RUN_RANK.get(lv, 0)):
         runs = by_level[level]
-        keep = _longest_ascending([decl.order for _s, decl in runs])
+        keep = longest_ascending([decl.order for _s, decl in runs])
         for i, (s, decl) in enumerate(runs):
             if i in keep:
                 continue

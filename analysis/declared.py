@@ -14,6 +14,8 @@ text and dmesg inputs take ``--system-map FILE`` (System.map, or that dump).
 
 from __future__ import annotations
 
+import bisect
+
 import os
 import re
 import shutil
@@ -231,3 +233,27 @@ def with_declared(cap: Capture, order: Optional[DeclaredOrder], note: str = "") 
     """The capture with its declared order attached (or the note why none)."""
     return replace(cap, declared=match(cap, order) if order is not None else None,
                    declared_note=note)
+
+
+def longest_ascending(values: list[int]) -> set[int]:
+    """Indices of one longest strictly ascending subsequence of ``values``:
+    the calls kept in link order (the checks) or in B's order (the diff);
+    the others are the ones that moved."""
+    tails: list[int] = []  # index of the smallest tail of each length
+    prev: list[int] = [-1] * len(values)
+    tail_vals: list[int] = []
+    for i, v in enumerate(values):
+        k = bisect.bisect_left(tail_vals, v)
+        if k == len(tail_vals):
+            tail_vals.append(v)
+            tails.append(i)
+        else:
+            tail_vals[k] = v
+            tails[k] = i
+        prev[i] = tails[k - 1] if k > 0 else -1
+    keep: set[int] = set()
+    i = tails[-1] if tails else -1
+    while i >= 0:
+        keep.add(i)
+        i = prev[i]
+    return keep

@@ -12,14 +12,13 @@ or its declared level when a map is known) moved across levels.
 
 from __future__ import annotations
 
-import bisect
 import html
 import json
 import re
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from analysis.declared import bare_name, level_of
+from analysis.declared import bare_name, level_of, longest_ascending
 from analysis.model import BANDS, CallPath, Capture, Span, SpanKind, format_duration
 from analysis.source import InputError
 
@@ -147,28 +146,6 @@ def calls_of(cap: Capture) -> list[Call]:
     return out
 
 
-def _kept_in_order(values: list[int]) -> set[int]:
-    """Indices of one longest ascending subsequence of ``values``."""
-    tail_vals: list[int] = []
-    tails: list[int] = []
-    prev = [-1] * len(values)
-    for i, v in enumerate(values):
-        k = bisect.bisect_left(tail_vals, v)
-        if k == len(tail_vals):
-            tail_vals.append(v)
-            tails.append(i)
-        else:
-            tail_vals[k] = v
-            tails[k] = i
-        prev[i] = tails[k - 1] if k else -1
-    keep: set[int] = set()
-    i = tails[-1] if tails else -1
-    while i >= 0:
-        keep.add(i)
-        i = prev[i]
-    return keep
-
-
 def _result(s: Span) -> str:
     if s.kind is SpanKind.PAIR_EXIT:
         return s.status.value
@@ -189,7 +166,7 @@ def diff_captures(a: Capture, b: Capture, min_change_ns: int = 1_000_000) -> Dif
             by_track.setdefault(c.track, []).append(c)
     for track, common_a in by_track.items():
         common_b = sorted(common_a, key=lambda c: pos_b[c.key])
-        keep = _kept_in_order([pos_b[c.key] for c in common_a])
+        keep = longest_ascending([pos_b[c.key] for c in common_a])
         prev_in_b = {c.key: (common_b[i - 1].name if i else None) for i, c in enumerate(common_b)}
         for i, c in enumerate(common_a):
             other = kb[c.key]
