@@ -296,6 +296,12 @@ build_key() {
 	printf '%s %s\n' "$(git -C "$tree" rev-parse HEAD)" "$(config_key "$2")" | sha
 }
 
+# override_tree_id : "tree-<hash of its path>" for the --tree in use; what
+# its locks and module folders are named by.
+override_tree_id() {
+	printf 'tree-%s' "$(printf '%s' "$(cd "$TREE_OVERRIDE" && pwd)" | sha)"
+}
+
 # tree_lock FLAVOUR / tree_unlock : keep two scripts/run from preparing,
 # configuring or building in the same managed tree at once (the build lock
 # only covers each make). Held from build_kernel until tree_unlock.
@@ -306,7 +312,7 @@ tree_lock() {
 	local name=linux-$1 where=$CACHE/linux-$1
 	if [ -n "${TREE_OVERRIDE:-}" ]; then
 		where=$TREE_OVERRIDE
-		name=tree-$(printf '%s' "$(cd "$where" && pwd)" | sha)
+		name=$(override_tree_id)
 	fi
 	exec 8>"$CACHE/$name.lock"
 	if ! flock -n 8; then
@@ -404,7 +410,7 @@ build_modules() {
 	# One folder per kernel tree: runs of a --tree of one's own (bench,
 	# mutation-test, check-configs) must not share the managed tree's.
 	kset=$flavour
-	[ -z "${TREE_OVERRIDE:-}" ] || kset=tree-$(printf '%s' "$(cd "$TREE_OVERRIDE" && pwd)" | sha)
+	[ -z "${TREE_OVERRIDE:-}" ] || kset=$(override_tree_id)
 	mkdir -p "$dest"
 	[ -d "$src" ] || return 0
 	local dirs=()
