@@ -21,8 +21,10 @@ kernel/module/initexit.c, Documentation/core-api/initexit.rst):
   reverse, each announced by an ``initexit_unwind`` naming the failure;
   a module's load then stops (and returns the error); a built-in object's
   later pairs are skipped (and the kernel says so), other objects go on;
-- ``initcall_blacklist=`` names a built-in init that is not run (and the
-  kernel says so); its exit is then never run either;
+- ``initcall_blacklist=`` names a built-in init that is not run (the
+  kernel says so): it fails with -EPERM as if it had returned it (its
+  init events are there, ``do_one_initcall()`` refuses the call), so its
+  object unwinds and skips as after any failure;
 - a module in which a pair with an init and no exit runs before another
   init is refused with -ENOEXEC before any init runs, and so is one with
   an entry that has neither function;
@@ -32,11 +34,14 @@ kernel/module/initexit.c, Documentation/core-api/initexit.rst):
 from __future__ import annotations
 
 import errno
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterable, Optional
 
 #: The error a refused module load returns.
 ENOEXEC = -errno.ENOEXEC
+
+#: What a blacklisted init "returns": do_one_initcall() refuses it.
+EPERM = -errno.EPERM
 
 
 @dataclass(frozen=True)
@@ -72,7 +77,8 @@ class Step:
 @dataclass(frozen=True)
 class Notice:
     """A pair the kernel did not run and says so in dmesg: ``skipped``
-    (after an earlier failure of its object) or ``blacklisted``."""
+    (after an earlier failure of its object) or ``blacklisted`` (which then
+    fails: its init step has ``ret`` -EPERM)."""
 
     kind: str
     idx: int
@@ -127,7 +133,7 @@ def boot(pairs: Iterable[Pair], blacklisted: frozenset[str] = frozenset()) -> Ou
             continue
         if p.init in blacklisted:
             notices.append(Notice("blacklisted", i, p))
-            continue
+            p = replace(p, ret=EPERM)
         steps.append(Step("init", i, p, i))
         if p.ret >= 0:
             done.setdefault(p.origin, []).append(i)

@@ -55,9 +55,13 @@ def test_a_builtin_failure_stays_in_its_object() -> None:
     assert [s.at for s in out.steps] == [0, 1, 2, 2, 3]
 
 
-def test_a_blacklisted_builtin_init_is_reported_and_not_run() -> None:
+def test_a_blacklisted_builtin_init_is_reported_and_fails_its_object() -> None:
+    # As in a module: do_one_initcall() refuses it with -EPERM, the object
+    # unwinds what ran before it and skips what comes after it (which may
+    # depend on it); another object goes on.
     pairs = [Pair("a", 0, "a0_init", "a0_exit"), Pair("a", 1, "a1_init", "a1_exit"),
-             Pair("a", 2, "a2_init", "a2_exit", ret=-1)]
+             Pair("b", 1, "b1_init", "b1_exit"), Pair("a", 2, "a2_init", "a2_exit")]
     out = series.boot(pairs, blacklisted=frozenset({"a1_init"}))
-    assert _calls(out) == [("init", "a0_init"), ("init", "a2_init"), ("exit", "a0_exit")]
-    assert [(n.kind, n.idx) for n in out.notices] == [("blacklisted", 1)]
+    assert _calls(out) == [("init", "a0_init"), ("init", "a1_init"), ("exit", "a0_exit"), ("init", "b1_init")]
+    assert [s.pair.ret for s in out.steps if s.kind == "init"] == [0, series.EPERM, 0]
+    assert [(n.kind, n.idx) for n in out.notices] == [("blacklisted", 1), ("skipped", 3)]

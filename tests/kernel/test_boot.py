@@ -69,7 +69,7 @@ def test_initcall_debug_names_priority_and_origin() -> None:
     assert bootcheck.check_initcall_debug(dmesg) == []
 
 
-def test_blacklisted_pair_is_skipped() -> None:
+def test_a_blacklisted_pair_fails_its_object() -> None:
     d = run_dir("INITEXIT_BLACKLIST_RUN_DIR")
     dmesg = (d / "dmesg.txt").read_text(errors="replace")
     assert bootcheck.check_blacklisted(events("INITEXIT_BLACKLIST_RUN_DIR"), dmesg) == []
