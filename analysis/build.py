@@ -20,6 +20,7 @@ from operator import attrgetter
 from typing import Any, Callable, Iterable, Mapping, Optional, Protocol
 
 from analysis.model import (
+    bare_func,
     CallPath,
     Capture,
     Event,
@@ -58,14 +59,6 @@ _UNLOAD = ExitReason.UNLOAD
 _new_span = tuple.__new__  # Span(...) positionally, without the keyword wrapper
 _START_LINE = attrgetter("start.line")
 _START_TS = attrgetter("start.ts_ns")
-
-_OFFSET_RE = re.compile(r"\+0x[0-9a-f]+(?:/0x[0-9a-f]+)?$")
-
-
-def bare_func(func: str) -> str:
-    """``foo+0x0/0x30`` -> ``foo`` (kallsyms offset and size stripped)."""
-    return _OFFSET_RE.sub("", func)
-
 
 class Sink(Protocol):
     """Where finished spans and closed units go."""

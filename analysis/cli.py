@@ -21,7 +21,9 @@ from analysis.checks import CHECKS
 from analysis.declared import DeclaredOrder, read_map
 from analysis.diff import diff_captures, parse_duration, render_diff
 from analysis.model import Verdict
+from analysis.model import Event, bare_func
 from analysis.parse import InputError, parse_text, read_input
+from analysis.schema import DMESG_CALLING_INFO_RE, DMESG_RETURNED_INFO_RE, MODULE_NAME_RE, field_parsers
 from analysis.source import TRACE_CMD_REPORT_ARGS
 from analysis.render_chrome import chrome_trace
 from analysis.render_html import render_html
@@ -126,6 +128,29 @@ def _status(v: Verdict) -> int:
     return EXIT_OK if v.ok else EXIT_FINDINGS
 
 
+def _about(name: Optional[str]) -> Callable[[Event], bool]:
+    """Whether an event is about NAME: a function (its ``func`` field
+    without the kallsyms offset; a dmesg ``calling``/``returned`` line's
+    function) or, for module_load/module_free, a module; every event when
+    NAME is None."""
+    if name is None:
+        return lambda e: True
+    parsers = field_parsers()
+    named_first = {"calling": DMESG_CALLING_INFO_RE, "returned": DMESG_RETURNED_INFO_RE,
+             "module_load": MODULE_NAME_RE, "module_free": MODULE_NAME_RE}
+
+    def about(e: Event) -> bool:
+        rx = named_first.get(e.name.value)
+        if rx is not None:
+            m = rx.match(e.info)
+            return m is not None and bare_func(m.group(1)) == name
+        parser = parsers.get(e.name)
+        rec = parser(e.info) if parser is not None else None
+        func = getattr(rec, "func", None) if rec else None
+        return func is not None and bare_func(str(func)) == name
+    return about
+
+
 def cmd_parse(args: argparse.Namespace, progress: Progress) -> int:
     progress(f"reading {args.input}")
     text = read_input(args.input)
@@ -137,7 +162,8 @@ def cmd_parse(args: argparse.Namespace, progress: Progress) -> int:
         except InputError:
             _emit("0\n", args.output)
             return EXIT_OK
-        n = sum(1 for e in parsed.events if args.count in ("any", e.name.value))
+        about = _about(args.about)
+        n = sum(1 for e in parsed.events if args.count in ("any", e.name.value) and about(e))
         _emit(f"{n}\n", args.output)
         return EXIT_OK
     parsed = parse_text(text.text, text.source)
@@ -316,6 +342,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--count", metavar="EVENT",
                    help="print only how many EVENT events INPUT holds (an event name, or `any`: "
                         "every event the analysis reads); 0 when it holds none")
+    p.add_argument("--about", metavar="NAME",
+                   help="with --count: only the events about NAME, a function (func= without the "
+                        "+0x offset, or dmesg's calling/returned line) or a module (module_load, module_free)")
     p.set_defaults(func=cmd_parse)
     p = sub.add_parser("print", help="print a trace.dat as the analysis reads it (trace-cmd report)",
                        description="Run `trace-cmd report` on DAT with the flags the analysis reads it with "

@@ -23,7 +23,7 @@ import subprocess
 from dataclasses import dataclass, field, replace
 from typing import Iterable, Mapping, Optional
 
-from analysis.model import BAND_NAMES, CallPath, Capture, InputFormat, Span, SpanKind
+from analysis.model import BAND_NAMES, CallPath, Capture, InputFormat, Span, SpanKind, bare_func
 from analysis.source import TRACE_DAT_MAGIC, InputError
 
 INITCALL_SYMBOL_RE = re.compile(r"__initcall__kmod_(.+?)__(\d+)_(\d+)_(.+?)(early|con|rootfs|[0-7]s?)$")
@@ -194,11 +194,6 @@ def _boot_initcalls(spans: Iterable[Span]) -> list[Span]:
     return [s for s in spans if s.kind is SpanKind.INITCALL and s.path is CallPath.BOOT]
 
 
-def bare_name(func: str) -> str:
-    """``foo+0x0/0x30`` -> ``foo``."""
-    return func.partition("+")[0]
-
-
 def match(cap: Capture, order: DeclaredOrder) -> DeclaredMatch:
     """Match each classic boot initcall that ran to its map entry by name.
     A name declared k times (static functions in different files) matches
@@ -209,7 +204,7 @@ def match(cap: Capture, order: DeclaredOrder) -> DeclaredMatch:
     boot = _boot_initcalls(cap.spans)
     taken: set[int] = set()
     for s in boot:
-        name = bare_name(s.func)
+        name = bare_func(s.func)
         decls = order.by_func.get(name)
         if decls is None and "." in name:  # a compiler suffix: foo.isra.0
             name = name.split(".", 1)[0]

@@ -18,8 +18,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from analysis.declared import bare_name, level_of, longest_ascending
-from analysis.model import BANDS, CallPath, Capture, Span, SpanKind, format_duration
+from analysis.declared import level_of, longest_ascending
+from analysis.model import BANDS, CallPath, Capture, Span, SpanKind, bare_func, format_duration
 from analysis.source import InputError
 
 DIFF_SCHEMA = "initexit-diff/1"
@@ -138,7 +138,7 @@ def calls_of(cap: Capture) -> list[Call]:
     out = []
     for s in cap.spans:
         kind = "exit" if s.kind is SpanKind.PAIR_EXIT else "init"
-        base = (kind, s.path.value, s.origin, bare_name(s.func))
+        base = (kind, s.path.value, s.origin, bare_func(s.func))
         n = seen.get(base, 0)
         seen[base] = n + 1
         track = "boot" if s.path is CallPath.BOOT else f"module {s.origin} load #{s.instance + 1}"

@@ -16,6 +16,7 @@ in C; and the hot loops bind the members they test to module constants
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, NamedTuple, Optional
 
@@ -515,3 +516,11 @@ class Verdict:
     @property
     def findings(self) -> tuple[Finding, ...]:
         return tuple(f for r in self.results for f in r.findings)
+
+
+_OFFSET_RE = re.compile(r"\+0x[0-9a-f]+(?:/0x[0-9a-f]+)?$")
+
+
+def bare_func(func: str) -> str:
+    """``foo+0x0/0x30`` -> ``foo`` (kallsyms offset and size stripped)."""
+    return _OFFSET_RE.sub("", func)

@@ -72,6 +72,19 @@ def boot_phases(report: Path, dmesg: Optional[Path] = None) -> Optional[dict[str
     return r
 
 
+def initcall_debug_bytes(dmesg: Path) -> int:
+    """Bytes of the initcall_debug lines (``calling`` and ``returned``, as
+    the analysis reads them) in a boot's dmesg, newlines included; 0 when
+    the file cannot be read or holds none."""
+    try:
+        text = dmesg.read_text(errors="replace")
+        parsed = parse_dmesg(text, str(dmesg))
+    except (OSError, InputError):
+        return 0
+    lines = text.splitlines()
+    return sum(len(lines[e.line - 1]) + 1 for e in parsed.events)
+
+
 def call_durations(report: Path) -> dict[str, float]:
     """initcall function (without ``+0x..``) -> ns spent in it (summed if it
     ran twice) in one boot; an unfinished call is left out."""

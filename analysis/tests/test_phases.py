@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import re
 
 import pytest
 
@@ -62,3 +63,34 @@ def test_parse_count(capsys: pytest.CaptureFixture[str], tmp_path: pathlib.Path)
     empty.write_text("nothing here\n")
     assert main(["parse", "-q", "--count", "any", str(empty)]) == 0
     assert capsys.readouterr().out == "0\n"
+
+
+def test_parse_count_about_a_function_or_a_module(capsys: pytest.CaptureFixture[str]) -> None:
+    def count(*args: str) -> int:
+        assert main(["parse", "-q", "--count", *args]) == 0
+        return int(capsys.readouterr().out)
+
+    boot = os.path.join(CAPTURED, "stock-boot.txt")
+    with open(boot, encoding="utf-8") as f:
+        want = sum(1 for line in f if re.search(r" initcall_start: +func=con_init\+", line))
+    assert want == 1 and count("initcall_start", "--about", "con_init", boot) == want
+    assert count("initcall_start", "--about", "con_ini", boot) == 0  # the whole name, not a prefix
+    dmesg = os.path.join(CAPTURED, "patched-boot.dmesg")
+    with open(dmesg, encoding="utf-8") as f:
+        called = [m.group(1) for m in (re.search(r"\] calling  ([\w.]+)\+", line) for line in f) if m]
+    assert called and count("calling", "--about", called[0], dmesg) == called.count(called[0])
+    mods = os.path.join(CAPTURED, "module-load-unload-failed-load.txt")
+    with open(mods, encoding="utf-8") as f:
+        loads = [line.split("module_load: ", 1)[1].split()[0] for line in f if " module_load: " in line]
+    assert loads and count("module_load", "--about", loads[0], mods) == loads.count(loads[0])
+    assert count("module_load", "--about", "no_such_module", mods) == 0
+
+
+def test_initcall_debug_bytes_counts_only_the_calling_and_returned_lines(tmp_path: pathlib.Path) -> None:
+    calling = "[    0.257467] calling  irq_sysfs_init+0x0/0x69 @ 1 prio=-4000 modname=irqdesc"
+    returned = "[    0.257601] initcall irq_sysfs_init+0x0/0x69 returned 0 after 0 usecs prio=-4000 modname=irqdesc"
+    other = "[    0.257700] initexit: ordered 18 built-in pairs in 274525 ns"
+    p = tmp_path / "dmesg.txt"
+    p.write_text("\n".join([other, calling, other, returned, ""]))
+    assert phases.initcall_debug_bytes(p) == len(calling) + 1 + len(returned) + 1
+    assert phases.initcall_debug_bytes(tmp_path / "missing.txt") == 0

@@ -28,10 +28,6 @@ MODULE_LINE_RE = re.compile(r"^([\w-]+) (bench_\w+) (\d+) (\d+) (\d+) (\d+)$")
 """guest/modules.txt: ``MODE MODULE ROUND ITER LOAD_NS UNLOAD_NS``, e.g.
 ``disabled bench_pairs_16 1 0 812345 412345``."""
 
-DEBUG_LINE_RE = re.compile(r"^\[[ \d.]+\] (?:calling  |initcall \S+ returned )")
-"""An initcall_debug line of dmesg.txt (the kernel log, not a trace), e.g.
-``[    0.257467] calling  irq_sysfs_init+0x0/0x69 @ 1 prio=-4000 origin=irqdesc``."""
-
 BENCH_N = (1, 16, 256)
 CURVE_N = (16, 256, 1024, 4096)
 
@@ -84,11 +80,7 @@ def boot_numbers(d: Path) -> Optional[dict[str, float]]:
 
 def debug_bytes(d: Path) -> float:
     """Bytes of initcall_debug lines in one boot's dmesg.txt."""
-    try:
-        dmesg = (d / "dmesg.txt").read_text(errors="replace")
-    except OSError:
-        return 0.0
-    return float(sum(len(line) + 1 for line in dmesg.splitlines() if DEBUG_LINE_RE.match(line)))
+    return float(phases.initcall_debug_bytes(d / "dmesg.txt"))
 
 
 def call_durations(d: Path) -> dict[str, float]:

@@ -27,7 +27,7 @@ from analysis import series  # noqa: E402  (the reference model of the series)
 from analysis.build import build_capture  # noqa: E402
 from analysis.model import BANDS as BAND_PRIO_ALL  # noqa: E402  (SPEC §2.2's table, one copy)
 from analysis.model import LEVELS as LEVEL_NAMES  # noqa: E402
-from analysis.model import EventName, KernelNotice, ParsedInput  # noqa: E402
+from analysis.model import EventName, KernelNotice, ParsedInput, bare_func  # noqa: E402
 from analysis.parse import parse_dmesg, parse_trace_report  # noqa: E402
 from analysis.schema import DMESG_CALLING_INFO_RE, DMESG_RETURNED_INFO_RE, ORIGIN_RE, PRIO_RE, SCHEMA, FieldParser, loose_fields, printed  # noqa: E402
 
@@ -143,11 +143,6 @@ def read_events(report_text: str) -> list[Ev]:
 def read_dmesg(dmesg: str) -> ParsedInput:
     """dmesg as the analysis reads it: initcall_debug events and notices."""
     return parse_dmesg(dmesg, "dmesg.txt")
-
-
-def bare(func: str) -> str:
-    """``con_init+0x0/0x30`` -> ``con_init``."""
-    return func.split("+", 1)[0]
 
 
 def expected_band(prio: int) -> Optional[str]:
@@ -413,7 +408,7 @@ def initcall_runs(events: list[Ev]) -> list[tuple[str, Optional[str]]]:
     for e, band in level_of_each(events):
         lvl = level_of_band(band)
         if e.name == "initcall_start" and lvl in LEVEL_PRIO:
-            out.append((bare(e.fields.get("func", "?")), lvl))
+            out.append((bare_func(e.fields.get("func", "?")), lvl))
     return out
 
 
@@ -448,7 +443,7 @@ def check_blacklisted(events: list[Ev], dmesg: str, func: str = "tio_blacklist_m
     it were unwound in reverse, the ones after it were skipped."""
     problems = []
     name = func[: -len("_init")] if func.endswith("_init") else func
-    if any(e.name == "initcall_start" and bare(e.fields.get("func", "")) == func for e in events):
+    if any(e.name == "initcall_start" and bare_func(e.fields.get("func", "")) == func for e in events):
         problems.append(f"{func} was called (initcall_start) although blacklisted")
     if any(line.endswith(f" init {name}") and "initexit-boot-test:" in line for line in dmesg.splitlines()):
         problems.append(f"{func} ran (its own dmesg line is there) although blacklisted")
@@ -518,7 +513,7 @@ def check_initcall_debug(dmesg: str) -> list[str]:
     def called(func: str, prio: Optional[int], origin: str) -> bool:
         for e in calling:
             m = DMESG_CALLING_INFO_RE.match(e.info)
-            if m is None or bare(m.group(1)) != func:
+            if m is None or bare_func(m.group(1)) != func:
                 continue
             p, o = PRIO_RE.search(m.group(4)), ORIGIN_RE.search(m.group(4))
             if o is not None and o.group(1) == origin and (prio is None or (p is not None and int(p.group(1)) == prio)):

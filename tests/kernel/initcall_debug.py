@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from bootcheck import bare, read_dmesg
+from bootcheck import bare_func, read_dmesg
 from analysis.model import EventName
 from analysis.schema import DMESG_CALLING_INFO_RE, DMESG_RETURNED_INFO_RE
 
@@ -42,11 +42,11 @@ def boot_lines(dmesg: str) -> list[tuple[str, str, str]]:
         if e.name is EventName.DMESG_CALLING:
             m = DMESG_CALLING_INFO_RE.match(e.info)
             if m and m.group(2) is None:   # not a module's ([module])
-                out.append(("calling", bare(m.group(1)), m.group(4)))
+                out.append(("calling", bare_func(m.group(1)), m.group(4)))
         elif e.name is EventName.DMESG_RETURNED:
             m = DMESG_RETURNED_INFO_RE.match(e.info)
             if m and m.group(2) is None:
-                out.append(("returned", bare(m.group(1)), m.group(5)))
+                out.append(("returned", bare_func(m.group(1)), m.group(5)))
     return out
 
 
