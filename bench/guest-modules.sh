@@ -14,10 +14,12 @@
 #        stock:   mode "absent"   (no initexit events exist)
 #        patched: mode "disabled" (initexit events compiled in, off)
 #                 mode "enabled"  (events/initexit/enable = 1)
-#                 mode "disabled-debug" (as "disabled", initcall_debug on)
-#      initcall_debug (on the command line scripts/run boots with) is off
-#      in every mode but *-debug: it prints two dmesg lines, each with a
-#      %pS lookup, per init call, i.e. per pair, and would be what we time.
+#      scripts/bench boots these kernels with initcall_debug=0 appended:
+#      booted with initcall_debug, 6.12 registers its printing probes on
+#      the initcall tracepoints once and they print two dmesg lines, each
+#      with a %pS lookup over the module's symbols, for every module init
+#      from then on (the sysfs parameter does not unregister them): that,
+#      growing with the module's symbol count, would be what we time.
 #      Rounds interleave the modes so drift hits all of them alike.
 #   3. patched only, BENCH_CAPTURE_LOOPS > 0: initcall, module and initexit
 #      events on, bench_pairs_256 loaded and unloaded that many times: the
@@ -32,22 +34,16 @@ events_off() {
 	echo 0 >"$T/events/enable"
 }
 
-DEBUG_PARAM=/sys/module/kernel/parameters/initcall_debug
-
 set_mode() {
 	events_off
 	case "$1" in
 	enabled) echo 1 >"$T/events/initexit/enable" ;;
 	esac
-	case "$1" in
-	*-debug) echo Y >"$DEBUG_PARAM" ;;
-	*) echo N >"$DEBUG_PARAM" ;;
-	esac
 }
 
 modes() {
 	if [ "$INITEXIT_EVENTS" = 1 ]; then
-		echo disabled enabled disabled-debug
+		echo disabled enabled
 	else
 		echo absent
 	fi
@@ -77,14 +73,12 @@ time_modules() {
 capture() {
 	ko=$USER_MODULES/bench_pairs_256.ko
 	[ "$BENCH_CAPTURE_LOOPS" -gt 0 ] && [ -f "$ko" ] || return 0
-	echo N >"$DEBUG_PARAM"
 	echo 1 >"$T/events/initcall/enable"
 	echo 1 >"$T/events/module/enable"
 	echo 1 >"$T/events/initexit/enable"
 	echo "bench: capture: bench_pairs_256 x $BENCH_CAPTURE_LOOPS" >&2
 	"$BENCH_MODLOOP" "$ko" bench_pairs_256 "$BENCH_CAPTURE_LOOPS" >"$INITEXIT_OUT/capture.txt"
 	events_off
-	echo Y >"$DEBUG_PARAM"
 }
 
 : >"$RAW"

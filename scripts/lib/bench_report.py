@@ -540,12 +540,6 @@ def main(argv: list[str]) -> int:
                     "median": (statistics.median(on.values)
                                - statistics.median(off.values)) * 1e3 / (2 * n),
                     "p10": (on.summary()["p10"] - off.summary()["p10"]) * 1e3 / (2 * n)}
-    for op in ("load", "unload"):
-        for n in BENCH_N:
-            t.add(f"5. {op} single_{n} vs pairs_{n} (patched, initcall_debug on)", "us",
-                  pat_m.get(("disabled-debug", f"bench_single_{n}", op), Samples()),
-                  pat_m.get(("disabled-debug", f"bench_pairs_{n}", op), Samples()),
-                  base_label="single", new_label="pairs")
     phases = phase_samples(out / "modules-patched")
     per_pair_trace: dict[str, Any] = {}
     for phase in ("init", "exit"):

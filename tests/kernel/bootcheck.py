@@ -25,15 +25,11 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 
 from analysis import series  # noqa: E402  (the reference model of the series)
 from analysis.build import build_capture  # noqa: E402
+from analysis.diff import calls_of, diff_captures  # noqa: E402
 from analysis.model import BANDS as BAND_PRIO_ALL  # noqa: E402  (SPEC §2.2's table, one copy)
-from analysis.model import LEVELS as LEVEL_NAMES  # noqa: E402
 from analysis.model import EventName, KernelNotice, ParsedInput, bare_func  # noqa: E402
 from analysis.parse import parse_dmesg, parse_trace_report  # noqa: E402
 from analysis.schema import DMESG_CALLING_INFO_RE, DMESG_RETURNED_INFO_RE, ORIGIN_RE, PRIO_RE, SCHEMA, FieldParser, loose_fields, printed  # noqa: E402
-
-#: Band priorities of the initcall levels (include/linux/initexit.h).
-LEVEL_PRIO = {level: BAND_PRIO_ALL[level] for level in LEVEL_NAMES}
-LEVELS = tuple(LEVEL_PRIO)
 
 #: Every band, in boot order: the series fires initcall_level at each.
 BAND_PRIO = dict(sorted(BAND_PRIO_ALL.items(), key=lambda kv: kv[1]))
@@ -153,16 +149,6 @@ def expected_band(prio: int) -> Optional[str]:
         if BAND_PRIO[band] <= prio:
             last = band
     return last
-
-
-def level_of_band(band: Optional[str]) -> Optional[str]:
-    """The classic level a band belongs to: ``core_sync`` -> ``core``,
-    ``rootfs`` -> ``fs``; a level name is its own level."""
-    if band == "rootfs":
-        return "fs"
-    if band is not None and band.endswith("_sync"):
-        return band[: -len("_sync")]
-    return band
 
 
 def check_band_events(events: list[Ev]) -> list[str]:
@@ -401,37 +387,27 @@ def _said(n: KernelNotice) -> str:
     return f"{n.kind} {n.origin}: {n.func} (prio {n.prio})"
 
 
-def initcall_runs(events: list[Ev]) -> list[tuple[str, Optional[str]]]:
-    """(function, level) of every initcall_start from pure on, in order.
-    A patched trace names bands; each maps to its level, as stock names it."""
-    out: list[tuple[str, Optional[str]]] = []
-    for e, band in level_of_each(events):
-        lvl = level_of_band(band)
-        if e.name == "initcall_start" and lvl in LEVEL_PRIO:
-            out.append((bare_func(e.fields.get("func", "?")), lvl))
-    return out
-
-
-def check_stock_initcalls_kept(stock: list[Ev], patched: list[Ev]) -> list[str]:
-    """Every initcall the stock kernel ran at a level still runs, at the same
-    level and in the same relative order, in the patched kernel."""
-    s = initcall_runs(stock)
-    p_all = initcall_runs(patched)
-    names = {f for f, _ in s}
-    p = [(f, lvl) for f, lvl in p_all if f in names]
+def check_stock_initcalls_kept(stock_report: str, patched_report: str) -> list[str]:
+    """Every initcall the stock kernel ran at boot still runs in the patched
+    kernel, at the same level, in the same relative order and with the same
+    result: ``python3 -m analysis diff`` of the two boot traces (stock as A)
+    has no boot call only in A, no order change and no result change."""
+    stock = build_capture(parse_trace_report(stock_report, "stock boot.report.txt"))
+    patched = build_capture(parse_trace_report(patched_report, "patched boot.report.txt"))
+    d = diff_captures(stock, patched, min_change_ns=0)
+    boot = {c.name for c in calls_of(stock) if c.track == "boot"}
     problems = []
-    missing = sorted(names - {f for f, _ in p_all})
-    if missing:
-        problems.append(f"{len(missing)} stock initcall(s) never ran in the patched kernel: {missing[:10]}")
-    if not missing and p != s:
-        for i, (a, b) in enumerate(zip(s, p)):
-            if a != b:
-                problems.append(f"initcall #{i}: stock ran {a[0]} ({a[1]}), patched ran {b[0]} ({b[1]})")
-                break
-        else:
-            problems.append(f"stock ran {len(s)} initcalls, patched {len(p)} of them")
-    if len(s) < 100:
-        problems.append(f"only {len(s)} stock initcalls from level pure on: is this a whole boot?")
+    lost = [n for n in d.only_a if n in boot]
+    if lost:
+        problems.append(f"{len(lost)} stock initcall(s) never ran in the patched kernel: {lost[:10]}")
+    for m in d.moved:
+        if m.call in boot:
+            where = (f"level {m.a_level} -> {m.b_level}" if m.across
+                     else f"after {m.a_after} in stock, after {m.b_after} in the patched kernel")
+            problems.append(f"{m.call} moved: {where}")
+    problems += [f"{c.call}: {c.a} in stock, {c.b} in the patched kernel" for c in d.results if c.call in boot]
+    if len(boot) < 100:
+        problems.append(f"only {len(boot)} stock boot initcalls: is this a whole boot?")
     return problems
 
 
