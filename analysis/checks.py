@@ -9,7 +9,7 @@ silently: SKIP carries a note saying why.
 from __future__ import annotations
 
 from collections import deque
-from typing import Callable, Iterable, Mapping, Optional
+from typing import Callable, Iterable, Mapping, Optional, Sequence
 
 from analysis.build import PAIRING_CHECK
 from analysis.declared import RUN_ORDER, Declared, DeclaredMatch, level_of, longest_ascending
@@ -314,8 +314,24 @@ def _unit_no_init_after_failure(u: Unit, known: Known, pos: Position) -> tuple[l
     return findings, True
 
 
+def _foreign_between(u: Unit, f: Span, boot_spans: Sequence[Span], pos: Position) -> Optional[Span]:
+    """At boot, the first call of anything else (a classic initcall, another
+    object's pair init) that started on ``f``'s task between the first init
+    of ``u`` and the failed ``f``; None when there was none, or ``u`` is not
+    a built-in object.  The series unwinds a built-in object only then: its
+    exits would otherwise undo what other code may already use."""
+    if u.path is not _BOOT or not u.inits or u.inits[0] is f:
+        return None
+    lo, hi, pid = pos(u.inits[0].start), pos(f.start), f.start.pid
+    between = [s for s in boot_spans
+               if s.kind is not _PAIR_EXIT and s.start.pid == pid and lo < pos(s.start) < hi
+               and not (s.kind is _PAIR_INIT and s.origin == u.origin)]
+    return min(between, key=lambda s: pos(s.start)) if between else None
+
+
 def _unit_unwind_after_failure(u: Unit, known: Known, pos: Position,
-                               unchecked: "Unchecked") -> tuple[list[Finding], bool]:
+                               unchecked: "Unchecked",
+                               boot_spans: Sequence[Span] = ()) -> tuple[list[Finding], bool]:
     name = "unwind-after-failure"
     findings = []
     f = _first_failure(u)
@@ -332,14 +348,26 @@ def _unit_unwind_after_failure(u: Unit, known: Known, pos: Position,
         return findings, any_unwind
     assert f.idx is not None
     succeeded = _succeeded_before(u, f.idx, known)
+    after = pos(f.start)
+    actual = [e for e in u.exits if pos(e.start) > after]
+    other = _foreign_between(u, f, boot_spans, pos)
+    if other is not None:
+        # Not unwound (the kernel says so in dmesg): no exit may run.
+        if actual:
+            findings.append(Finding(
+                name,
+                f"{u.name()}: after #{f.idx} {f.func} failed with {f.ret}, exits ran "
+                f"{_idx_list(actual)} although {other.func} ran since #{u.inits[0].idx} "
+                f"{u.inits[0].func}: a built-in object is unwound only when nothing else ran "
+                f"between its first init and the failure",
+                _q(u.inits[0])[:1] + (other.start.quote(),) + _q(f)[1:2]))
+        return findings, True
     # Succeeded inits before a failure whose pair shows no exit anywhere:
     # the trace cannot tell "has no exit" from "its exit was not unwound".
     blind = [f"#{i} {succeeded[i]}" for i in sorted(succeeded) if _exit_state(known, u, i) is None]
     if blind:
         unchecked.add(u, blind)
     exp_idx = sorted((i for i in succeeded if _has_exit(known, u, i)), reverse=True)
-    after = pos(f.start)
-    actual = [e for e in u.exits if pos(e.start) > after]
     act_idx = [e.idx for e in actual]
     if exp_idx != act_idx:
         extra = [e for e in actual if e.idx not in succeeded]
@@ -574,7 +602,7 @@ class CheckPass:
         results = (
             _unit_inits_ascending(u, known, pos),
             _unit_no_init_after_failure(u, known, pos),
-            _unit_unwind_after_failure(u, known, pos, self.unchecked),
+            _unit_unwind_after_failure(u, known, pos, self.unchecked, self.spans),
             _unit_unload_reverse(u, known, pos),
             _unit_exit_exactly_once(u, known, pos),
         )

@@ -231,8 +231,10 @@ class KernelNotice(NamedTuple):
     (grammar.DMESG_INITEXIT_RE), or the boot handing over to init.
 
     ``kind``: ``ordered`` (``value`` pairs in ``ns``), ``skipped`` (after an
-    earlier failure), ``blacklisted``, ``failed`` (``value`` is the error),
-    ``run-init`` (``func`` is the init program)."""
+    earlier failure), ``blacklisted``, ``failed`` (``value`` is the error)
+    and unwound, ``not-unwound`` (failed, ``other`` ran since the object's
+    first init, so nothing was unwound), ``run-init`` (``func`` is the
+    init program)."""
 
     line: int
     kind: str
@@ -242,6 +244,7 @@ class KernelNotice(NamedTuple):
     value: Optional[int] = None
     ns: Optional[int] = None
     text: str = ""
+    other: str = ""
 
 
 @dataclass(frozen=True, slots=True)

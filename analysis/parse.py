@@ -300,6 +300,9 @@ def _notice(lineno: int, raw: str) -> Optional[KernelNotice]:
         return KernelNotice(lineno, "skipped", g["origin"], g["skipped"], int(g["sprio"]), text=text)
     if g["blacklisted"] is not None:
         return KernelNotice(lineno, "blacklisted", g["origin"], g["blacklisted"], int(g["bprio"]), text=text)
+    if g["other"] is not None:
+        return KernelNotice(lineno, "not-unwound", g["origin"], g["failed"], int(g["fprio"]), int(g["error"]),
+                            text=text, other=g["other"])
     return KernelNotice(lineno, "failed", g["origin"], g["failed"], int(g["fprio"]), int(g["error"]), text=text)
 
 

@@ -21,6 +21,12 @@ kernel/module/initexit.c, Documentation/core-api/initexit.rst):
   reverse, each announced by an ``initexit_unwind`` naming the failure;
   a module's load then stops (and returns the error); a built-in object's
   later pairs are skipped (and the kernel says so), other objects go on;
+- at boot the unwind happens only if no other call (a classic initcall,
+  another object's pair init) ran between the object's first succeeded
+  init and the failed one; otherwise no exit runs, the kernel names the
+  first such call (``not-unwound``) and the later pairs are skipped.  The
+  classic initcalls of a band run after the pairs below its priority and
+  before the pairs at it;
 - ``initcall_blacklist=`` names a built-in init that is not run (the
   kernel says so): it fails with -EPERM as if it had returned it (its
   init events are there, ``do_one_initcall()`` refuses the call), so its
@@ -35,7 +41,9 @@ from __future__ import annotations
 
 import errno
 from dataclasses import dataclass, replace
-from typing import Iterable, Optional
+from typing import Iterable, Mapping, Optional, Sequence
+
+from analysis.model import BANDS
 
 #: The error a refused module load returns.
 ENOEXEC = -errno.ENOEXEC
@@ -76,13 +84,16 @@ class Step:
 
 @dataclass(frozen=True)
 class Notice:
-    """A pair the kernel did not run and says so in dmesg: ``skipped``
-    (after an earlier failure of its object) or ``blacklisted`` (which then
-    fails: its init step has ``ret`` -EPERM)."""
+    """What the kernel says in dmesg about a built-in pair: ``skipped``
+    (after an earlier failure of its object), ``blacklisted`` (which then
+    fails: its init step has ``ret`` -EPERM), or ``not-unwound`` (it failed
+    and ``other``, the first other call since its object's first init, ran
+    in between: no exit runs)."""
 
     kind: str
     idx: int
     pair: Pair
+    other: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -116,30 +127,63 @@ def _unwind(table: tuple[Pair, ...], done: list[int], failed: int) -> list[Step]
             for j in reversed(done) if table[j].exit is not None]
 
 
-def boot(pairs: Iterable[Pair], blacklisted: frozenset[str] = frozenset()) -> Outcome:
-    """The built-in walk: every pair in table order, each object (origin)
-    unwinding and skipping on its own."""
+def boot(pairs: Iterable[Pair], blacklisted: frozenset[str] = frozenset(),
+         classic: Optional[Mapping[str, Sequence[str]]] = None) -> Outcome:
+    """The built-in walk, as do_initcalls() makes it: per band (ascending
+    priority), the pairs below the band's priority, the band's classic
+    initcalls (``classic``: band name -> functions; none if None), the pairs
+    at its priority; each object (origin) unwinding or skipping on its own."""
     table = sort_table(pairs)
     steps: list[Step] = []
     notices: list[Notice] = []
-    done: dict[str, list[int]] = {}
     failed: set[str] = set()
-    for i, p in enumerate(table):
-        if p.origin in failed:
-            notices.append(Notice("skipped", i, p))
-            continue
-        if p.init is None:
-            done.setdefault(p.origin, []).append(i)
-            continue
-        if p.init in blacklisted:
-            notices.append(Notice("blacklisted", i, p))
-            p = replace(p, ret=EPERM)
-        steps.append(Step("init", i, p, i))
-        if p.ret >= 0:
-            done.setdefault(p.origin, []).append(i)
-            continue
-        failed.add(p.origin)
-        steps += _unwind(table, done.get(p.origin, []), i)
+    calls = 0
+    call_of: dict[int, int] = {}  # table position -> number of its init call
+    classic_at: dict[int, str] = {}  # call number -> classic initcall
+    nxt = 0
+
+    def foreign(f: int) -> Optional[str]:
+        """The first other call since ``f``'s object's first init, or None."""
+        nums = [call_of[j] for j in range(f) if j in call_of and table[j].origin == table[f].origin]
+        for a, b in zip(nums, nums[1:] + [call_of[f]]):
+            if b != a + 1:
+                n = a + 1
+                return next((str(table[j].init) for j, c in call_of.items() if c == n), None) or classic_at[n]
+        return None
+
+    def run_below(limit: float) -> None:
+        nonlocal nxt, calls
+        while nxt < len(table) and table[nxt].prio < limit:
+            i, p = nxt, table[nxt]
+            nxt += 1
+            if p.origin in failed:
+                notices.append(Notice("skipped", i, p))
+                continue
+            if p.init is None:
+                continue
+            if p.init in blacklisted:
+                notices.append(Notice("blacklisted", i, p))
+                p = replace(p, ret=EPERM)
+            calls += 1
+            call_of[i] = calls
+            steps.append(Step("init", i, p, i))
+            if p.ret >= 0:
+                continue
+            failed.add(p.origin)
+            other = foreign(i)
+            if other is not None:
+                notices.append(Notice("not-unwound", i, p, other))
+                continue
+            done = [j for j in range(i) if table[j].origin == p.origin and (j in call_of or table[j].init is None)]
+            steps.extend(_unwind(table, done, i))
+
+    for band, prio in sorted(BANDS.items(), key=lambda kv: kv[1]):
+        run_below(prio)
+        for func in (classic or {}).get(band, ()):
+            calls += 1
+            classic_at[calls] = func
+        run_below(prio + 1)
+    run_below(float("inf"))
     return Outcome(table, tuple(steps), tuple(notices))
 
 

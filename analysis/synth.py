@@ -141,7 +141,7 @@ def simulate_boot(w: TraceWriter, plain: dict[str, list[str]], pairs: list[Pair]
     are built-in pairs in link order.  ``by_band``: initcall_level at every
     band as the series fires it, else at each level as stock does."""
     boot_task = task or Task("swapper", 1, 0)
-    out = series.boot(pairs)
+    out = series.boot(pairs, classic=plain)
     table = out.table
     nxt = 0
 
@@ -218,12 +218,18 @@ BOOT_PAIRS: list[Pair] = [
     Pair("ie_boot_other", 2000, "other_after_late_init", None),
 ]
 
+#: ie_boot_unwind's pairs run back to back (nothing else between -900 and
+#: -870): its failure unwinds.  ie_boot_spread's span bands, with classic
+#: initcalls between: its failure is not unwound, only its later pair skipped.
 BOOT_UNWIND_PAIRS: list[Pair] = [
-    Pair("ie_boot_unwind", -3000, "bunw_arch_init", "bunw_arch_exit"),
-    Pair("ie_boot_unwind", -1000, "bunw_fs_init", None),
-    Pair("ie_boot_unwind", -900, "bunw_fs2_init", "bunw_fs2_exit"),
-    Pair("ie_boot_unwind", 0, "bunw_dev_init", "bunw_dev_exit", ret=-19),
+    Pair("ie_boot_spread", -3000, "bspr_arch_init", "bspr_arch_exit"),
+    Pair("ie_boot_unwind", -900, "bunw_fs_init", "bunw_fs_exit"),
+    Pair("ie_boot_unwind", -890, "bunw_noexit_init", None),
+    Pair("ie_boot_unwind", -880, "bunw_fs2_init", "bunw_fs2_exit"),
+    Pair("ie_boot_unwind", -870, "bunw_fail_init", "bunw_fail_exit", ret=-19),
     Pair("ie_boot_unwind", 1000, "bunw_late_init", "bunw_late_exit"),
+    Pair("ie_boot_spread", 0, "bspr_dev_init", "bspr_dev_exit", ret=-12),
+    Pair("ie_boot_spread", 1100, "bspr_late_init", "bspr_late_exit"),
     Pair("ie_boot_ok", 500, "bok_init", "bok_exit"),
 ]
 

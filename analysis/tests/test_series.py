@@ -45,14 +45,41 @@ def test_an_exitless_init_before_another_init_refuses_the_module() -> None:
 
 
 def test_a_builtin_failure_stays_in_its_object() -> None:
-    pairs = [Pair("a", -10, "a0_init", "a0_exit"), Pair("b", -5, "b0_init", "b0_exit"),
+    # a's pairs run back to back: a1's failure unwinds a0 and skips a2; b,
+    # whose pairs come before and after, goes on.
+    pairs = [Pair("b", -10, "b0_init", "b0_exit"), Pair("a", -5, "a0_init", "a0_exit"),
              Pair("a", 0, "a1_init", "a1_exit", ret=-19), Pair("b", 5, "b1_init", "b1_exit"),
              Pair("a", 10, "a2_init", "a2_exit")]
     out = series.boot(pairs)
-    assert _calls(out) == [("init", "a0_init"), ("init", "b0_init"), ("init", "a1_init"), ("exit", "a0_exit"),
+    assert _calls(out) == [("init", "b0_init"), ("init", "a0_init"), ("init", "a1_init"), ("exit", "a0_exit"),
                            ("init", "b1_init")]
     assert [(n.kind, n.pair.init) for n in out.notices] == [("skipped", "a2_init")]
     assert [s.at for s in out.steps] == [0, 1, 2, 2, 3]
+
+
+def test_a_builtin_failure_after_another_objects_call_is_not_unwound() -> None:
+    # b0 ran between a0 and a1: a0's exit would undo what b0 may use.
+    pairs = [Pair("a", -10, "a0_init", "a0_exit"), Pair("b", -5, "b0_init", "b0_exit"),
+             Pair("a", 0, "a1_init", "a1_exit", ret=-19), Pair("a", 10, "a2_init", "a2_exit")]
+    out = series.boot(pairs)
+    assert _calls(out) == [("init", "a0_init"), ("init", "b0_init"), ("init", "a1_init")]
+    assert [(n.kind, n.pair.init, n.other) for n in out.notices] == [
+        ("not-unwound", "a1_init", "b0_init"), ("skipped", "a2_init", None)]
+
+
+def test_a_classic_initcall_in_between_is_named() -> None:
+    # The device band's classic initcalls run after the pairs below 0 and
+    # before the pairs at 0: between a0 and a1.
+    pairs = [Pair("a", -10, "a0_init", "a0_exit"), Pair("a", 0, "a1_init", "a1_exit", ret=-5)]
+    out = series.boot(pairs, classic={"device": ["d0_init", "d1_init"]})
+    assert _calls(out) == [("init", "a0_init"), ("init", "a1_init")]
+    assert [(n.kind, n.other) for n in out.notices] == [("not-unwound", "d0_init")]
+    # An empty band is no call: the unwind is sound.
+    out = series.boot(pairs, classic={"device": [], "fs_sync": []})
+    assert _calls(out) == [("init", "a0_init"), ("init", "a1_init"), ("exit", "a0_exit")]
+    # A classic initcall of a band above the failure does not count.
+    out = series.boot(pairs, classic={"late": ["l0_init"]})
+    assert _calls(out)[-1] == ("exit", "a0_exit")
 
 
 def test_a_blacklisted_builtin_init_is_reported_and_fails_its_object() -> None:

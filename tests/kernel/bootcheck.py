@@ -44,14 +44,15 @@ class Pair:
     origin: str
     name: str
     prio: int
+    has_exit: bool = True
 
     @property
     def init(self) -> str:
         return f"{self.name}_init"
 
     @property
-    def exit(self) -> str:
-        return f"{self.name}_exit"
+    def exit(self) -> Optional[str]:
+        return f"{self.name}_exit" if self.has_exit else None
 
 
 #: The test objects' origins: a built-in pair's origin is KBUILD_MODFILE,
@@ -61,6 +62,7 @@ class Pair:
 ORDER = "lib/test_initexit_order"
 UNWIND = "lib/test_initexit_unwind"
 NEIGHBOUR = "lib/test_initexit_neighbour/test_initexit_unwind"
+ADJACENT = "lib/test_initexit_adjacent"
 
 #: Every built-in pair of a kernel built with CONFIG_TEST_INITEXIT_BOOT (the
 #: project's configuration declares no other): the three objects of the lib
@@ -82,9 +84,14 @@ BUILTIN_PAIRS = (
     Pair(UNWIND, "tiu4", 1100),
     Pair(UNWIND, "tiu1", -900),
     Pair(UNWIND, "tiu2", 10),
-    Pair(NEIGHBOUR, "tin0", -1100),
+    Pair(NEIGHBOUR, "tin0", -800),
     Pair(NEIGHBOUR, "tin1", 15),
     Pair(NEIGHBOUR, "tin2", 1050),
+    Pair(ADJACENT, "tia0", 1),
+    Pair(ADJACENT, "tia1", 2, has_exit=False),
+    Pair(ADJACENT, "tia2", 3),
+    Pair(ADJACENT, "tia3", 4),
+    Pair(ADJACENT, "tia4", 5),
 )
 
 #: The kernel's sorted built-in table: ascending priority, ties in link
@@ -186,15 +193,35 @@ Expected = tuple[str, dict[str, str]]
 
 def init_return(pair: Pair, fail_at: int = 2) -> int:
     """What a test pair's init returns: tiuN_init fails with -(200 + N) when
-    N == test_initexit_unwind.fail_at (lib/test_initexit_unwind.c)."""
+    N == test_initexit_unwind.fail_at (lib/test_initexit_unwind.c), and
+    tia3_init with -303 (lib/test_initexit_adjacent.c)."""
     if pair.origin == UNWIND and pair.name == f"tiu{fail_at}":
         return -(200 + fail_at)
+    if pair.origin == ADJACENT and pair.name == "tia3":
+        return -303
     return 0
 
 
 def model_pairs(fail_at: int = 2) -> list[series.Pair]:
     """The test objects' pairs, in link order, as the reference model takes them."""
     return [series.Pair(p.origin, p.prio, p.init, p.exit, init_return(p, fail_at)) for p in BUILTIN_PAIRS]
+
+
+def classic_calls(events: Iterable[Ev]) -> dict[str, list[str]]:
+    """band -> the classic initcalls the boot ran in it, in order: every
+    initcall_start of a band that is not a pair init's own call (nested in
+    its initexit_init_start/finish).  The reference model interleaves them
+    with the pairs, as do_initcalls() does."""
+    out: dict[str, list[str]] = {}
+    depth = 0  # open boot pair inits (the boot runs its calls on one task)
+    for e, band in level_of_each(events):
+        if e.name == "initexit_init_start" and e.fields.get("path") == "boot":
+            depth += 1
+        elif e.name == "initexit_init_finish" and e.fields.get("path") == "boot":
+            depth = max(0, depth - 1)
+        elif e.name == "initcall_start" and depth == 0 and band in BAND_PRIO:
+            out.setdefault(band, []).append(bare_func(e.fields.get("func", "?")))
+    return out
 
 
 def _expected(name: str, known: dict[str, str]) -> tuple[str, dict[str, str]]:
@@ -204,13 +231,16 @@ def _expected(name: str, known: dict[str, str]) -> tuple[str, dict[str, str]]:
     return name, fields
 
 
-def boot_plan(blacklisted: frozenset[str] = frozenset(), fail_at: int = 2) -> tuple[list[Expected], list[KernelNotice]]:
+def boot_plan(blacklisted: frozenset[str] = frozenset(), fail_at: int = 2,
+              classic: Optional[dict[str, list[str]]] = None) -> tuple[list[Expected], list[KernelNotice]]:
     """What do_boot_pairs_below() must do with the test objects' table, as
     analysis/series.py's reference model says: every initexit event, in
     order, with every field of the schema (measured ones are ANY_U64), and
-    the pairs the kernel must report not run (skipped after an earlier
-    failure of their object, or blacklisted), as dmesg notices."""
-    out = series.boot(model_pairs(fail_at), blacklisted)
+    what the kernel must say in dmesg about pairs (skipped after an earlier
+    failure of their object, blacklisted, failed and not unwound because
+    ``other`` ran in between), as notices.  ``classic``: the classic
+    initcalls of each band (classic_calls() of the boot trace)."""
+    out = series.boot(model_pairs(fail_at), blacklisted, classic)
     events: list[Expected] = []
     for st in out.steps:
         p = st.pair
@@ -232,7 +262,8 @@ def boot_plan(blacklisted: frozenset[str] = frozenset(), fail_at: int = 2) -> tu
                 "failed_func": str(f.init), "error": str(f.ret)}))
         events.append(_expected("initexit_exit_start", fields))
         events.append(_expected("initexit_exit_finish", fields))
-    notices = [KernelNotice(0, n.kind, n.pair.origin, str(n.pair.init), n.pair.prio) for n in out.notices]
+    notices = [KernelNotice(0, n.kind, n.pair.origin, str(n.pair.init), n.pair.prio, other=n.other or "")
+               for n in out.notices]
     return events, notices
 
 
@@ -325,17 +356,20 @@ def check_builtin_order(events: list[Ev], blacklisted: frozenset[str] = frozense
 
 
 def check_builtin_unwind(events: list[Ev], fail_at: int = 2) -> list[str]:
-    """test_initexit_unwind: inits 0..fail_at, the failing one returns
-    -(200+fail_at), the earlier exits run in reverse as an unwind naming the
-    failed pair (failed_idx, failed_prio, failed_func, error), later pairs
-    never run.  The neighbour (same KBUILD_MODNAME, another object): all
-    three inits ran, no exit.
-    Every field of every event is compared, and each init in its band."""
-    plan, _ = boot_plan(fail_at=fail_at)
+    """The boot unwind.  test_initexit_adjacent (pairs back to back): tia3
+    fails with -303, the exits of tia2 and tia0 run in that order as an
+    unwind naming the failed pair (failed_idx, failed_prio, failed_func,
+    error), tia4 never runs.  test_initexit_unwind (spread over the bands):
+    inits 0..fail_at, the failing one returns -(200+fail_at), and since
+    other initcalls ran in between, no exit runs and later pairs never run.
+    The neighbour (same KBUILD_MODNAME, another object): all three inits
+    ran, no exit.  Every field of every event is compared, and each init
+    in its band."""
+    plan, _ = boot_plan(fail_at=fail_at, classic=classic_calls(events))
     problems = []
-    for origin in (UNWIND, NEIGHBOUR):
+    for origin in (ADJACENT, UNWIND, NEIGHBOUR):
         problems += compare_events(origin, events_of(events, origin), expected_of(plan, origin))
-    problems += _band_problems(events, (UNWIND, NEIGHBOUR))
+    problems += _band_problems(events, (ADJACENT, UNWIND, NEIGHBOUR))
     return problems
 
 
@@ -346,7 +380,9 @@ def check_builtin_pairs(events: list[Ev], dmesg: str, blacklisted: frozenset[str
     ones); each of the N either shows in the trace (its own idx, path=boot)
     or dmesg says it was skipped, exactly as boot_plan() predicts (a
     blacklisted one is in the trace, failing, and dmesg says it was
-    blacklisted); and the pairs ran in idx order, one init_start each."""
+    blacklisted); a failure the kernel did not unwind is reported naming
+    the call that ran in between, as predicted; and the pairs ran in idx
+    order, one init_start each."""
     notes = read_dmesg(dmesg).notices
     ordered = [x for x in notes if x.kind == "ordered"]
     if not ordered or ordered[0].value is None:
@@ -368,13 +404,17 @@ def check_builtin_pairs(events: list[Ev], dmesg: str, blacklisted: frozenset[str
             f"the kernel ordered {n} built-in pairs, but the trace shows {len(seen)} "
             f"and dmesg reports {len(skipped)} skipped"
         )
-    plan, notices = boot_plan(blacklisted, fail_at)
+    plan, notices = boot_plan(blacklisted, fail_at, classic_calls(events))
     want_seen = {int(f["idx"]) for _, f in plan}
     if seen != want_seen:
         problems.append(f"boot trace shows pairs idx={sorted(seen)}, expected idx={sorted(want_seen)}")
-    notices_said = [_said(x) for x in notices]
+    notices_said = [_said(x) for x in notices if x.kind in ("skipped", "blacklisted")]
     if not_run != notices_said:
         problems.append(f"dmesg reports pairs not run: {not_run}, expected {notices_said}")
+    kept = [_said(x) for x in notes if x.kind == "not-unwound"]
+    kept_said = [_said(x) for x in notices if x.kind == "not-unwound"]
+    if kept != kept_said:
+        problems.append(f"dmesg reports failures not unwound: {kept}, expected {kept_said}")
     starts = [_int(e.fields.get("idx")) for e in boot if e.name == "initexit_init_start"]
     want_starts: list[Optional[int]] = [int(f["idx"]) for name, f in plan if name == "initexit_init_start"]
     if starts != want_starts:
@@ -383,8 +423,10 @@ def check_builtin_pairs(events: list[Ev], dmesg: str, blacklisted: frozenset[str
 
 
 def _said(n: KernelNotice) -> str:
-    """A pair the kernel did not run, as one line: ``skipped lib/x: f_init (prio 10)``."""
-    return f"{n.kind} {n.origin}: {n.func} (prio {n.prio})"
+    """A dmesg notice about a pair, as one line: ``skipped lib/x: f_init
+    (prio 10)``, ``not-unwound lib/x: f_init (prio 10) after g_init``."""
+    after = f" after {n.other}" if n.kind == "not-unwound" else ""
+    return f"{n.kind} {n.origin}: {n.func} (prio {n.prio}){after}"
 
 
 def check_stock_initcalls_kept(stock_report: str, patched_report: str) -> list[str]:
@@ -514,5 +556,6 @@ def boot_finished(dmesg: str) -> bool:
 
 
 def builtin_failure(dmesg: str, origin: str) -> list[KernelNotice]:
-    """The kernel's ``initexit: <origin>: f (prio P) failed with E`` messages for ``origin``."""
-    return [n for n in read_dmesg(dmesg).notices if n.kind == "failed" and n.origin == origin]
+    """The kernel's ``initexit: <origin>: f (prio P) failed with E`` messages
+    for ``origin``, unwound (``failed``) or not (``not-unwound``)."""
+    return [n for n in read_dmesg(dmesg).notices if n.kind in ("failed", "not-unwound") and n.origin == origin]

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 
-from bootcheck import bare_func, read_dmesg
-from analysis.model import EventName
+from analysis.model import EventName, bare_func
+from bootcheck import read_dmesg
 from analysis.schema import DMESG_CALLING_INFO_RE, DMESG_RETURNED_INFO_RE
 
 # The series' suffix of an initcall_debug line, after what stock printed

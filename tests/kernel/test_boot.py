@@ -60,7 +60,9 @@ def test_boot_finished_after_builtin_failure() -> None:
     d = run_dir("INITEXIT_RUN_DIR")
     dmesg = (d / "dmesg.txt").read_text(errors="replace")
     failed = bootcheck.builtin_failure(dmesg, bootcheck.UNWIND)
-    assert [(n.func, n.prio, n.value) for n in failed] == [("tiu2_init", 10, -202)]
+    assert [(n.kind, n.func, n.prio, n.value) for n in failed] == [("not-unwound", "tiu2_init", 10, -202)]
+    failed = bootcheck.builtin_failure(dmesg, bootcheck.ADJACENT)
+    assert [(n.kind, n.func, n.prio, n.value) for n in failed] == [("failed", "tia3_init", 4, -303)]
     assert bootcheck.boot_finished(dmesg)
 
 

@@ -113,15 +113,33 @@ def test_unwind_check_passes_on_real_capture() -> None:
 
 def test_unwind_check_catches_forward_unwind() -> None:
     report = text(PATCHED)
-    # Exchange the unwind blocks of tiu1 and tiu0: exits in forward order.
-    bad = swap_lines(report, "initexit_unwind:      path=boot origin=lib/test_initexit_unwind", "func=tiu0_exit failed_idx")
-    bad = swap_lines(bad, "exit_start:  path=boot origin=lib/test_initexit_unwind", "func=tiu0_exit reason=unwind")
+    # Exchange the unwind blocks of tia2 and tia0: exits in forward order.
+    bad = swap_lines(report, "initexit_unwind:      path=boot origin=lib/test_initexit_adjacent", "func=tia0_exit failed_idx")
+    bad = swap_lines(bad, "exit_start:  path=boot origin=lib/test_initexit_adjacent", "func=tia0_exit reason=unwind")
     assert bootcheck.check_builtin_unwind(evs(bad)) != []
 
 
 def test_unwind_check_catches_missing_unwind() -> None:
-    bad = drop_lines(text(PATCHED), r"origin=lib/test_initexit_unwind .*func=tiu0_exit")
+    bad = drop_lines(text(PATCHED), r"origin=lib/test_initexit_adjacent .*func=tia0_exit")
     assert bootcheck.check_builtin_unwind(evs(bad)) != []
+
+
+def test_unwind_check_catches_an_unwind_after_other_calls() -> None:
+    # test_initexit_unwind unwound although other initcalls ran since its
+    # first init (what the series did before the rule): tiu1's and tiu0's
+    # exits after tiu2 failed, made from the adjacent object's unwind.
+    report = text(PATCHED)
+    lines = report.splitlines(keepends=True)
+    at = find_line(lines, "initexit_init_finish:", "func=tiu2_init") + 1
+    unwind = [x.replace("origin=lib/test_initexit_adjacent idx=11 prio=3 func=tia2_exit",
+                        "origin=lib/test_initexit_unwind idx=5 prio=-900 func=tiu1_exit")
+              .replace("failed_idx=12 failed_prio=4 failed_func=tia3_init error=-303",
+                       "failed_idx=14 failed_prio=10 failed_func=tiu2_init error=-202")
+              for x in lines if "func=tia2_exit" in x]
+    assert len(unwind) == 3
+    bad = "".join(lines[:at] + unwind + lines[at:])
+    problems = bootcheck.check_builtin_unwind(evs(bad))
+    assert any(p.startswith("lib/test_initexit_unwind events:") for p in problems), problems
 
 
 def test_unwind_check_catches_later_pair_running() -> None:
@@ -226,20 +244,22 @@ def test_order_check_catches_wrong_field(event: str, func: str, field: str, valu
 UNWIND_FIELD_CASES = [
     ("initexit_init_finish:", "func=tiu2_init", "ret", "-201"),
     ("initexit_init_finish:", "func=tiu2_init", "prio", "20"),
-    ("initexit_init_start:", "func=tiu1_init", "idx", "5"),
-    ("initexit_unwind:", "func=tiu1_exit", "failed_prio", "20"),
-    ("initexit_unwind:", "func=tiu0_exit", "failed_prio", "-900"),
-    ("initexit_unwind:", "func=tiu1_exit", "failed_idx", "11"),
-    ("initexit_unwind:", "func=tiu1_exit", "failed_func", "tiu3_init"),
-    ("initexit_unwind:", "func=tiu0_exit", "error", "-201"),
-    ("initexit_unwind:", "func=tiu1_exit", "idx", "4"),
-    ("initexit_unwind:", "func=tiu0_exit", "prio", "-900"),
-    ("initexit_unwind:", "func=tiu0_exit", "path", "module"),
-    ("initexit_exit_start:", "func=tiu1_exit", "idx", "9"),
-    ("initexit_exit_start:", "func=tiu0_exit", "prio", "0"),
-    ("initexit_exit_start:", "func=tiu1_exit", "reason", "unload"),
-    ("initexit_exit_finish:", "func=tiu0_exit", "reason", "unload"),
-    ("initexit_exit_finish:", "func=tiu1_exit", "path", "module"),
+    ("initexit_init_start:", "func=tiu1_init", "idx", "4"),
+    ("initexit_init_finish:", "func=tia3_init", "ret", "-302"),
+    ("initexit_init_start:", "func=tia1_init", "has_exit", "1"),
+    ("initexit_unwind:", "func=tia2_exit", "failed_prio", "5"),
+    ("initexit_unwind:", "func=tia0_exit", "failed_prio", "3"),
+    ("initexit_unwind:", "func=tia2_exit", "failed_idx", "13"),
+    ("initexit_unwind:", "func=tia2_exit", "failed_func", "tia4_init"),
+    ("initexit_unwind:", "func=tia0_exit", "error", "-302"),
+    ("initexit_unwind:", "func=tia2_exit", "idx", "10"),
+    ("initexit_unwind:", "func=tia0_exit", "prio", "2"),
+    ("initexit_unwind:", "func=tia0_exit", "path", "module"),
+    ("initexit_exit_start:", "func=tia2_exit", "idx", "12"),
+    ("initexit_exit_start:", "func=tia0_exit", "prio", "0"),
+    ("initexit_exit_start:", "func=tia2_exit", "reason", "unload"),
+    ("initexit_exit_finish:", "func=tia0_exit", "reason", "unload"),
+    ("initexit_exit_finish:", "func=tia2_exit", "path", "module"),
     ("initexit_init_finish:", "func=tin1_init", "prio", "16"),
     ("initexit_init_start:", "func=tin2_init", "idx", "15"),
 ]
@@ -253,30 +273,30 @@ def test_unwind_check_catches_wrong_field(event: str, func: str, field: str, val
 
 
 def test_unwind_check_catches_wrong_func() -> None:
-    bad = set_field(text(PATCHED), "func", "tiu2_exit", "initexit_exit_finish:", "func=tiu1_exit")
+    bad = set_field(text(PATCHED), "func", "tia3_exit", "initexit_exit_finish:", "func=tia2_exit")
     problems = bootcheck.check_builtin_unwind(evs(bad))
-    assert any(p.startswith("lib/test_initexit_unwind events:") for p in problems), problems
+    assert any(p.startswith("lib/test_initexit_adjacent events:") for p in problems), problems
 
 
 def test_unwind_check_catches_missing_field() -> None:
-    bad = text(PATCHED).replace(" failed_prio=10 failed_func=tiu2_init", " failed_func=tiu2_init", 1)
+    bad = text(PATCHED).replace(" failed_prio=4 failed_func=tia3_init", " failed_func=tia3_init", 1)
     problems = bootcheck.check_builtin_unwind(evs(bad))
-    assert any("failed_prio=None, expected failed_prio=10" in p for p in problems), problems
+    assert any("failed_prio=None, expected failed_prio=4" in p for p in problems), problems
 
 
 def test_unwind_check_catches_wrong_origin() -> None:
-    # The unwind of tiu0 reported as the neighbour's: both objects are wrong.
-    bad = set_field(text(PATCHED), "origin", "lib/test_initexit_neighbour/test_initexit_unwind", "initexit_unwind:", "func=tiu0_exit")
+    # The unwind of tia0 reported as the neighbour's: both objects are wrong.
+    bad = set_field(text(PATCHED), "origin", "lib/test_initexit_neighbour/test_initexit_unwind", "initexit_unwind:", "func=tia0_exit")
     problems = bootcheck.check_builtin_unwind(evs(bad))
-    assert any(p.startswith("lib/test_initexit_unwind events:") for p in problems), problems
+    assert any(p.startswith("lib/test_initexit_adjacent events:") for p in problems), problems
     assert any(p.startswith("lib/test_initexit_neighbour/test_initexit_unwind events:") for p in problems), problems
 
 
 def test_order_check_catches_extra_exit() -> None:
     # A built-in object that did not fail must see no exit at boot.
     report = text(PATCHED)
-    line = next(x for x in report.splitlines(keepends=True) if "exit_start:" in x and "func=tiu0_exit" in x)
-    extra = line.replace("origin=lib/test_initexit_unwind idx=4 prio=-1200 func=tiu0_exit", "origin=lib/test_initexit_order idx=17 prio=2147483647 func=tio_max_exit")
+    line = next(x for x in report.splitlines(keepends=True) if "exit_start:" in x and "func=tia0_exit" in x)
+    extra = line.replace("origin=lib/test_initexit_adjacent idx=9 prio=1 func=tia0_exit", "origin=lib/test_initexit_order idx=22 prio=2147483647 func=tio_max_exit")
     problems = bootcheck.check_builtin_order(evs(report + extra))
     assert any(p.startswith("lib/test_initexit_order events:") for p in problems), problems
 
@@ -292,16 +312,16 @@ def test_pair_check_passes_on_real_captures() -> None:
 
 
 def test_pair_check_catches_wrong_count() -> None:
-    dmesg = re.sub(r"ordered 18 built-in pairs", "ordered 19 built-in pairs", text("patched-dmesg.txt"))
+    dmesg = re.sub(r"ordered 23 built-in pairs", "ordered 24 built-in pairs", text("patched-dmesg.txt"))
     problems = bootcheck.check_builtin_pairs(evs(text(PATCHED)), dmesg)
-    assert any("ordered 19 built-in pairs, the test objects declare 18" in p for p in problems), problems
-    assert any("the trace shows 16 and dmesg reports 2 skipped" in p for p in problems), problems
+    assert any("ordered 24 built-in pairs, the test objects declare 23" in p for p in problems), problems
+    assert any("the trace shows 20 and dmesg reports 3 skipped" in p for p in problems), problems
 
 
 def test_pair_check_catches_pair_missing_from_trace() -> None:
     bad = drop_lines(text(PATCHED), r"func=tin2_init")
     problems = bootcheck.check_builtin_pairs(evs(bad), text("patched-dmesg.txt"))
-    assert any("the trace shows 15 and dmesg reports 2 skipped" in p for p in problems), problems
+    assert any("the trace shows 19 and dmesg reports 3 skipped" in p for p in problems), problems
 
 
 def test_pair_check_catches_unreported_skip() -> None:
@@ -314,15 +334,15 @@ def test_pair_check_catches_unknown_pair() -> None:
     # A 19th built-in pair ran (and the kernel counted it).
     report = text(PATCHED)
     line = next(x for x in report.splitlines(keepends=True) if "init_start:" in x and "func=tio_max_init" in x)
-    extra = line.replace("origin=lib/test_initexit_order idx=17", "origin=other idx=18")
-    dmesg = text("patched-dmesg.txt").replace("ordered 18 built-in", "ordered 19 built-in")
+    extra = line.replace("origin=lib/test_initexit_order idx=22", "origin=other idx=23")
+    dmesg = text("patched-dmesg.txt").replace("ordered 23 built-in", "ordered 24 built-in")
     problems = bootcheck.check_builtin_pairs(evs(report + extra), dmesg)
     assert any("expected idx=" in p for p in problems), problems
 
 
 def test_pair_check_catches_pairs_out_of_idx_order() -> None:
-    bad = swap_lines(text(PATCHED), "initexit_init_start:  path=boot origin=lib/test_initexit_unwind idx=4",
-                     "initexit_init_start:  path=boot origin=lib/test_initexit_neighbour/test_initexit_unwind idx=5")
+    bad = swap_lines(text(PATCHED), "initexit_init_start:  path=boot origin=lib/test_initexit_unwind idx=5",
+                     "initexit_init_start:  path=boot origin=lib/test_initexit_neighbour/test_initexit_unwind idx=6")
     problems = bootcheck.check_builtin_pairs(evs(bad), text("patched-dmesg.txt"))
     assert any(p.startswith("boot init_start idx order") for p in problems), problems
 

@@ -72,17 +72,25 @@ def test_builtin_pairs_match_the_series() -> None:
     text = "".join(p.read_text() for p in sorted((ROOT / "patches").glob("[0-9]*-lib-add-boot-tests-*.patch")))
     consts = {"INT_MIN": bootcheck.INT_MIN, "INT_MAX": bootcheck.INT_MAX,
               "INITCALL_PRIO_CORE": bootcheck.BAND_PRIO["core"]}
-    declared: list[tuple[str, str, int]] = []
+    declared: list[tuple[str, str, int, bool]] = []
     for origin, macro, prefix in ((bootcheck.ORDER, "BOOT_PAIR", ""),
                                   (bootcheck.UNWIND, "UNWIND_PAIR", "tiu"),
                                   (bootcheck.NEIGHBOUR, "NEIGHBOUR_PAIR", "tin")):
         for m in re.finditer(rf"^\+{macro}\((\w+), (-?\w+)\);$", text, re.M):
             prio = consts[m.group(2)] if m.group(2) in consts else int(m.group(2))
-            declared.append((origin, prefix + m.group(1), prio))
-    assert [(p.origin, p.name, p.prio) for p in bootcheck.BUILTIN_PAIRS] == declared
-    assert "test_initexit_order.o \\\n+\t\t\t\t    test_initexit_unwind.o \\\n+\t\t\t\t    test_initexit_neighbour/" in text
+            declared.append((origin, prefix + m.group(1), prio, True))
+    # test_initexit_adjacent.c declares its pairs one by one (tia1 has no exit).
+    adjacent = text[text.index(f"+++ b/{bootcheck.ADJACENT}.c\n"):]
+    adjacent = adjacent[:adjacent.index("\ndiff --git")] if "\ndiff --git" in adjacent else adjacent
+    for m in re.finditer(r"^\+module_init_exit\((-?\d+), (\w+)_init, (\w+)\);$", adjacent, re.M):
+        assert m.group(3) in (f"{m.group(2)}_exit", "NULL"), m.group(0)
+        declared.append((bootcheck.ADJACENT, m.group(2), int(m.group(1)), m.group(3) != "NULL"))
+    got = [(p.origin, p.name, p.prio, p.has_exit) for p in bootcheck.BUILTIN_PAIRS]
+    assert got == declared
+    assert ("test_initexit_order.o \\\n+\t\t\t\t    test_initexit_unwind.o \\\n"
+            "+\t\t\t\t    test_initexit_neighbour/ \\\n+\t\t\t\t    test_initexit_adjacent.o") in text
     # Each origin is a file of the patch: KBUILD_MODFILE is its path without ".c".
-    for origin in (bootcheck.ORDER, bootcheck.UNWIND, bootcheck.NEIGHBOUR):
+    for origin in (bootcheck.ORDER, bootcheck.UNWIND, bootcheck.NEIGHBOUR, bootcheck.ADJACENT):
         assert f"+++ b/{origin}.c\n" in text, origin
     # The neighbour shares the unwind test's KBUILD_MODNAME (its file name).
     assert bootcheck.NEIGHBOUR.rsplit("/", 1)[1] == bootcheck.UNWIND.rsplit("/", 1)[1]
