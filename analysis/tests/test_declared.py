@@ -86,6 +86,24 @@ def test_moved_and_swapped_initcalls_fail_with_the_map_and_pass_without(
         assert "declared in System.map at level fs" in finding["message"]
 
 
+def test_a_stock_kernels_dmesg_is_checked_with_its_map(capsys: pytest.CaptureFixture[str]) -> None:
+    # From dmesg alone every order check of a stock kernel is SKIP; its
+    # System.map makes the declared ones real, and a moved initcall fails.
+    stock_map = os.path.join(CAPTURED, "stock-boot.System.map")
+    good = os.path.join(CAPTURED, "stock-boot-declared-dmesg.dmesg")
+    bad = os.path.join(CAPTURED, "broken-stock-dmesg-level.dmesg")
+    status, v = _verdict(capsys, good)
+    assert status == 0 and all(_states(v)[c] == "skip" for c in DECLARED)
+    status, v = _verdict(capsys, "--system-map", stock_map, "--expect-all", good)
+    assert status == 0 and all(_states(v)[c] == "pass" for c in DECLARED)
+    status, v = _verdict(capsys, bad)
+    assert status == 0, "without the map dmesg alone cannot see it"
+    status, v = _verdict(capsys, "--system-map", stock_map, bad)
+    assert status == 1 and v["failed_checks"] == ["declared-level"]
+    finding = next(c for c in v["checks"] if c["name"] == "declared-level")["findings"][0]  # type: ignore[attr-defined]
+    assert "nmi_warning_debugfs" in finding["message"] and "declared in System.map at level fs" in finding["message"]
+
+
 def test_never_ran_is_a_note_and_a_finding_with_expect_all(capsys: pytest.CaptureFixture[str]) -> None:
     path = os.path.join(CAPTURED, "broken-declared-initcalls-ran.txt")
     status, v = _verdict(capsys, "--system-map", MAP, path)
