@@ -3,7 +3,7 @@
 Every event the model understands is here with its fields in print-fmt
 order and their types.  The field parsers (one compiled regex per event,
 generated from this table), the boot test's field-by-field comparison
-(tests/kernel/bootcheck.py) and the test against the kernel's own format
+(tests/boot/bootcheck.py) and the test against the kernel's own format
 files (analysis/tests/test_schema.py: ``tracepoints/formats/*.format``, a
 drifted field fails it) all read this table, so adding a field to an event
 is one entry here plus its format file.

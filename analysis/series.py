@@ -6,7 +6,7 @@ says in which order the inits run, which exits run (on an unwind, in
 reverse, and on unload), which pairs are skipped or blacklisted (built-in)
 and whether a module is refused before any init runs.  Two users, one
 model: analysis/synth.py writes the synthetic fixtures from it, and
-tests/kernel/bootcheck.py predicts the boot test objects' events from it
+tests/boot/bootcheck.py predicts the boot test objects' events from it
 (the boot test's oracle).
 
 The rules (init/main.c do_initcalls, kernel/initexit.c,

@@ -13,7 +13,7 @@ version from OUT/dmesg.txt).  Without --report those lines are kept as
 they are.
 
 --check changes nothing and exits 1 when README.md is not up to date with
-tracepoints/formats/ (tests/kernel/test_reference.py runs it).
+tracepoints/formats/ (tests/boot/test_reference.py runs it).
 """
 
 from __future__ import annotations

@@ -484,7 +484,7 @@ MUTATION_RE = re.compile(r"^Mutation: (.*)$")
 
 def expectations(patch: Path) -> list[tuple[str, str]]:
     """PATCH's Expect lines as (TEST, TEXT); TEST `boot` names a
-    tests/kernel/test_boot.py test."""
+    tests/boot/test_boot.py test."""
     return [(m.group(1), m.group(2)) for m in
             map(EXPECT_RE.match, patch.read_text(errors="replace").splitlines()) if m]
 
@@ -500,7 +500,7 @@ BOOT_E_RE = re.compile(r"^E\s+(.*)$", re.M)
 
 def boot_result(run_dir: Path, xml: Path | None, name: str) -> str:
     """`pass`, `fail: <first assertion line>` or `cannot run: ...` for
-    tests/kernel/test_boot.py::NAME on RUN_DIR's boot."""
+    tests/boot/test_boot.py::NAME on RUN_DIR's boot."""
     if not (run_dir / "boot.report.txt").is_file() or (run_dir / "boot.report.txt").stat().st_size == 0:
         return f"cannot run: {run_dir}/boot.report.txt missing (the boot did not bring its trace home)"
     try:

@@ -83,7 +83,7 @@ else
 fi
 
 # One stack per fault site lands in the kernel log: the boot's lines
-# (dmesg.txt, read by tests/kernel) must still be there (LOG_BUF_SHIFT).
+# (dmesg.txt, read by tests/boot) must still be there (LOG_BUF_SHIFT).
 if dmesg | grep -q 'Linux version'; then
 	ktap_ok "the boot log survives the sweeps ($(dmesg | wc -c) bytes in dmesg)"
 else

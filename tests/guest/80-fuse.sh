@@ -5,7 +5,7 @@
 # fuseblk and fusectl in /proc/filesystems, /dev/fuse, /proc/misc,
 # /sys/fs/fuse/connections, /sys/module/fuse, and fusectl mounts; after
 # the unload, the state before the load, byte for byte.  The loaded state
-# goes to $INITEXIT_OUT/fuse/loaded.txt, which tests/kernel compares between
+# goes to $INITEXIT_OUT/fuse/loaded.txt, which tests/boot compares between
 # the kernels.  On the patched kernel the initexit events show one pair per
 # step, in order, and the exact reverse on unload.
 set -eu

@@ -40,9 +40,9 @@ else
 	mypy_cache=$(mktemp -d)
 	ktap_check "mypy --strict analysis scripts/lib" \
 		mypy --strict --no-error-summary --cache-dir="$mypy_cache" analysis scripts/lib/*.py
-	ktap_check "mypy --strict tests/kernel" \
-		env MYPYPATH="$ROOT:$ROOT/tests/kernel" \
-		mypy --strict --no-error-summary --cache-dir="$mypy_cache" tests/kernel/*.py
+	ktap_check "mypy --strict tests/boot" \
+		env MYPYPATH="$ROOT:$ROOT/tests/boot" \
+		mypy --strict --no-error-summary --cache-dir="$mypy_cache" tests/boot/*.py
 	ktap_check "mypy --strict tests/verdict" \
 		env MYPYPATH="$ROOT/scripts/lib" \
 		mypy --strict --no-error-summary --cache-dir="$mypy_cache" tests/verdict/*.py

@@ -1,6 +1,6 @@
 """Each boot check must fail on a wrong capture.
 
-The fixtures are real captures from the guest (tests/kernel/fixtures/,
+The fixtures are real captures from the guest (tests/boot/fixtures/,
 written by scripts/run of the patched and the stock kernel; see
 fixtures/README).  Every test first shows the check passes on the real
 capture, then breaks the capture the way a wrong kernel would and shows the

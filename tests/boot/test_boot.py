@@ -25,7 +25,7 @@ import initcall_debug
 def run_dir(var: str) -> pathlib.Path:
     value = os.environ.get(var)
     if not value:
-        pytest.fail(f"{var} is not set: run tests/kernel through scripts/test")
+        pytest.fail(f"{var} is not set: run tests/boot through scripts/test")
     path = pathlib.Path(value)
     if not (path / "boot.report.txt").is_file():
         pytest.fail(f"{path}/boot.report.txt missing: the boot in {path} did not bring its trace home")

@@ -8,7 +8,7 @@ have done is analysis/series.py's reference model of the series applied to
 the test objects' table.  Nothing here reads trace or dmesg text itself.
 
 Each check returns a list of problems, empty when the kernel kept its
-promise.  They are plain functions so tests/kernel/test_bootcheck_selftest.py
+promise.  They are plain functions so tests/boot/test_bootcheck_selftest.py
 can feed them wrong traces and show that each one fails.
 """
 
@@ -67,7 +67,7 @@ ADJACENT = "lib/test_initexit_adjacent"
 #: Every built-in pair of a kernel built with CONFIG_TEST_INITEXIT_BOOT (the
 #: project's configuration declares no other): the three objects of the lib
 #: test patch, in link order (lib/Makefile) and declaration order.
-#: tests/kernel/test_reference.py ties this table to the patch.
+#: tests/boot/test_reference.py ties this table to the patch.
 BUILTIN_PAIRS = (
     Pair(ORDER, "tio_dev_a", 0),
     Pair(ORDER, "tio_max", INT_MAX),
