@@ -329,6 +329,16 @@ def _foreign_between(u: Unit, f: Span, boot_spans: Sequence[Span], pos: Position
     return min(between, key=lambda s: pos(s.start)) if between else None
 
 
+def _exitless_before(u: Unit, f: Span, pos: Position) -> Optional[Span]:
+    """At boot, the first init of ``u`` that succeeded before ``f`` and says
+    ``has_exit=0``: the series does not unwind such an object (a module
+    like it is refused at load), so no exit may run."""
+    if u.path is not _BOOT:
+        return None
+    return next((s for s in u.inits if s.has_exit == 0 and s.ret is not None and s.ret >= 0
+                 and pos(s.start) < pos(f.start)), None)
+
+
 def _unit_unwind_after_failure(u: Unit, known: Known, pos: Position,
                                unchecked: "Unchecked",
                                boot_spans: Sequence[Span] = ()) -> tuple[list[Finding], bool]:
@@ -350,6 +360,16 @@ def _unit_unwind_after_failure(u: Unit, known: Known, pos: Position,
     succeeded = _succeeded_before(u, f.idx, known)
     after = pos(f.start)
     actual = [e for e in u.exits if pos(e.start) > after]
+    kept = _exitless_before(u, f, pos)
+    if kept is not None:
+        if actual:
+            findings.append(Finding(
+                name,
+                f"{u.name()}: after #{f.idx} {f.func} failed with {f.ret}, exits ran "
+                f"{_idx_list(actual)} although #{kept.idx} {kept.func} succeeded before it and has "
+                f"no exit: a built-in object with an init nothing can undo is not unwound",
+                _q(kept)[:1] + _q(f)[1:2]))
+        return findings, True
     other = _foreign_between(u, f, boot_spans, pos)
     if other is not None:
         # Not unwound (the kernel says so in dmesg): no exit may run.

@@ -106,7 +106,7 @@ DMESG_INITEXIT_RE = re.compile(
     r"|(?P<origin>\S+): (?:skipping (?P<skipped>\S+) \(prio (?P<sprio>-?\d+)\) after an earlier failure"
     r"|(?P<blacklisted>\S+) \(prio (?P<bprio>-?\d+)\) blacklisted, not run"
     r"|(?P<failed>\S+) \(prio (?P<fprio>-?\d+)\) failed with (?P<error>-?\d+)"
-    r"(?:, not unwinding \S+: (?P<other>\S+) ran since its first init)?(?P<ftail>.*)))\s*$"
+    r"(?:, not unwinding \S+: (?P<other>\S+) (?P<why>ran since its first init|has no exit))?(?P<ftail>.*)))\s*$"
 )
 """The series' own kernel messages about built-in pairs (kernel/initexit.c).
 
@@ -115,6 +115,7 @@ Examples::
     [    0.296657] initexit: ordered 18 built-in pairs in 377234 ns
     [    1.202441] initexit: lib/test_initexit_adjacent: tia3_init (prio 4) failed with -303, unwinding lib/test_initexit_adjacent
     [    1.202441] initexit: lib/test_initexit_unwind: tiu2_init (prio 10) failed with -202, not unwinding lib/test_initexit_unwind: nmi_warning_debugfs ran since its first init
+    [    1.202441] initexit: lib/test_initexit_keep: tik2_init (prio 8) failed with -308, not unwinding lib/test_initexit_keep: tik1_init has no exit
     [    1.202600] initexit: lib/test_initexit_unwind: skipping tiu4_init (prio 1100) after an earlier failure
     [    1.100000] initexit: lib/test_initexit_order: tio_blacklist_me_init (prio 100) blacklisted, not run
 """

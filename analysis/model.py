@@ -232,9 +232,10 @@ class KernelNotice(NamedTuple):
 
     ``kind``: ``ordered`` (``value`` pairs in ``ns``), ``skipped`` (after an
     earlier failure), ``blacklisted``, ``failed`` (``value`` is the error)
-    and unwound, ``not-unwound`` (failed, ``other`` ran since the object's
-    first init, so nothing was unwound), ``run-init`` (``func`` is the
-    init program)."""
+    (unwound, or nothing to unwind), ``not-unwound`` (failed, and ``other``
+    ran since the object's first pair, ``why`` ``ran``, or is an init that
+    succeeded and has no exit, ``why`` ``no-exit``: nothing was unwound),
+    ``run-init`` (``func`` is the init program)."""
 
     line: int
     kind: str
@@ -245,6 +246,7 @@ class KernelNotice(NamedTuple):
     ns: Optional[int] = None
     text: str = ""
     other: str = ""
+    why: str = ""
 
 
 @dataclass(frozen=True, slots=True)

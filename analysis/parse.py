@@ -302,7 +302,7 @@ def _notice(lineno: int, raw: str) -> Optional[KernelNotice]:
         return KernelNotice(lineno, "blacklisted", g["origin"], g["blacklisted"], int(g["bprio"]), text=text)
     if g["other"] is not None:
         return KernelNotice(lineno, "not-unwound", g["origin"], g["failed"], int(g["fprio"]), int(g["error"]),
-                            text=text, other=g["other"])
+                            text=text, other=g["other"], why="ran" if g["why"].startswith("ran") else "no-exit")
     return KernelNotice(lineno, "failed", g["origin"], g["failed"], int(g["fprio"]), int(g["error"]), text=text)
 
 

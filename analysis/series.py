@@ -21,12 +21,15 @@ kernel/module/initexit.c, Documentation/core-api/initexit.rst):
   reverse, each announced by an ``initexit_unwind`` naming the failure;
   a module's load then stops (and returns the error); a built-in object's
   later pairs are skipped (and the kernel says so), other objects go on;
-- at boot the unwind happens only if no other call (a classic initcall,
-  another object's pair init) ran between the object's first succeeded
-  init and the failed one; otherwise no exit runs, the kernel names the
-  first such call (``not-unwound``) and the later pairs are skipped.  The
-  classic initcalls of a band run after the pairs below its priority and
-  before the pairs at it;
+- at boot the unwind happens only when it is sound: no init that
+  succeeded before the failure lacks an exit (a module like that is
+  refused at load), and no other call (a classic initcall, another
+  object's pair init) ran between the object's first succeeded pair and
+  the failed init.  Otherwise no exit runs, the kernel names the exit-less
+  init or the first such call (``not-unwound``) and the later pairs are
+  skipped.  The classic initcalls of a band run after the pairs below its
+  priority and before the pairs at it; a pair without an init takes no
+  call of its own;
 - ``initcall_blacklist=`` names a built-in init that is not run (the
   kernel says so): it fails with -EPERM as if it had returned it (its
   init events are there, ``do_one_initcall()`` refuses the call), so its
@@ -88,12 +91,14 @@ class Notice:
     (after an earlier failure of its object), ``blacklisted`` (which then
     fails: its init step has ``ret`` -EPERM), or ``not-unwound`` (it failed
     and ``other``, the first other call since its object's first init, ran
-    in between: no exit runs)."""
+    in between, ``why`` ``ran``; or ``other``, an init that succeeded
+    before it, has no exit, ``why`` ``no-exit``: no exit runs)."""
 
     kind: str
     idx: int
     pair: Pair
     other: Optional[str] = None
+    why: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -143,12 +148,14 @@ def boot(pairs: Iterable[Pair], blacklisted: frozenset[str] = frozenset(),
     nxt = 0
 
     def foreign(f: int) -> Optional[str]:
-        """The first other call since ``f``'s object's first init, or None."""
-        nums = [call_of[j] for j in range(f) if j in call_of and table[j].origin == table[f].origin]
-        for a, b in zip(nums, nums[1:] + [call_of[f]]):
-            if b != a + 1:
-                n = a + 1
-                return next((str(table[j].init) for j, c in call_of.items() if c == n), None) or classic_at[n]
+        """The first other call since ``f``'s object's first pair, or None.
+        A pair without an init holds the number of the call after it."""
+        nxt_call = 0
+        for j in [j for j in range(f) if j in call_of and table[j].origin == table[f].origin] + [f]:
+            if nxt_call and call_of[j] != nxt_call:
+                return next((str(table[k].init) for k, c in call_of.items()
+                             if c == nxt_call and table[k].init is not None), None) or classic_at[nxt_call]
+            nxt_call = call_of[j] + (1 if table[j].init is not None else 0)
         return None
 
     def run_below(limit: float) -> None:
@@ -160,6 +167,7 @@ def boot(pairs: Iterable[Pair], blacklisted: frozenset[str] = frozenset(),
                 notices.append(Notice("skipped", i, p))
                 continue
             if p.init is None:
+                call_of[i] = calls + 1
                 continue
             if p.init in blacklisted:
                 notices.append(Notice("blacklisted", i, p))
@@ -170,11 +178,17 @@ def boot(pairs: Iterable[Pair], blacklisted: frozenset[str] = frozenset(),
             if p.ret >= 0:
                 continue
             failed.add(p.origin)
+            done = [j for j in range(i) if table[j].origin == p.origin and j in call_of]
+            if not any(table[j].exit is not None for j in done):
+                continue  # nothing to unwind
+            kept = next((table[j].init for j in done if table[j].init is not None and table[j].exit is None), None)
+            if kept is not None:
+                notices.append(Notice("not-unwound", i, p, kept, "no-exit"))
+                continue
             other = foreign(i)
             if other is not None:
-                notices.append(Notice("not-unwound", i, p, other))
+                notices.append(Notice("not-unwound", i, p, other, "ran"))
                 continue
-            done = [j for j in range(i) if table[j].origin == p.origin and (j in call_of or table[j].init is None)]
             steps.extend(_unwind(table, done, i))
 
     for band, prio in sorted(BANDS.items(), key=lambda kv: kv[1]):

@@ -219,18 +219,23 @@ BOOT_PAIRS: list[Pair] = [
 ]
 
 #: ie_boot_unwind's pairs run back to back (nothing else between -900 and
-#: -870): its failure unwinds.  ie_boot_spread's span bands, with classic
-#: initcalls between: its failure is not unwound, only its later pair skipped.
+#: -870; one has an exit only): its failure unwinds.  ie_boot_spread's span
+#: bands, with classic initcalls between: its failure is not unwound, only
+#: its later pair skipped.  ie_boot_keep's run back to back, but one init has
+#: no exit: not unwound either.
 BOOT_UNWIND_PAIRS: list[Pair] = [
     Pair("ie_boot_spread", -3000, "bspr_arch_init", "bspr_arch_exit"),
     Pair("ie_boot_unwind", -900, "bunw_fs_init", "bunw_fs_exit"),
-    Pair("ie_boot_unwind", -890, "bunw_noexit_init", None),
+    Pair("ie_boot_unwind", -890, None, "bunw_exitonly_exit"),
     Pair("ie_boot_unwind", -880, "bunw_fs2_init", "bunw_fs2_exit"),
     Pair("ie_boot_unwind", -870, "bunw_fail_init", "bunw_fail_exit", ret=-19),
     Pair("ie_boot_unwind", 1000, "bunw_late_init", "bunw_late_exit"),
     Pair("ie_boot_spread", 0, "bspr_dev_init", "bspr_dev_exit", ret=-12),
     Pair("ie_boot_spread", 1100, "bspr_late_init", "bspr_late_exit"),
     Pair("ie_boot_ok", 500, "bok_init", "bok_exit"),
+    Pair("ie_boot_keep", 600, "bkeep_a_init", "bkeep_a_exit"),
+    Pair("ie_boot_keep", 601, "bkeep_b_init", None),
+    Pair("ie_boot_keep", 602, "bkeep_c_init", "bkeep_c_exit", ret=-5),
 ]
 
 MODULE_PAIRS: list[Pair] = [

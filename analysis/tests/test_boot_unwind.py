@@ -58,3 +58,19 @@ def test_a_missing_unwind_of_adjacent_pairs_is_a_finding() -> None:
                    if not ("origin=ie_boot_unwind" in x and "func=bunw_fs_exit" in x))
     found = _unwind_findings(text)
     assert len(found) == 1 and "missing exits: [#1 the exit of bunw_fs_init]" in found[0], found
+
+
+def test_an_unwind_around_an_exitless_init_is_a_finding() -> None:
+    # ie_boot_keep ran back to back, but bkeep_b_init (has_exit=0) stays:
+    # unwinding bkeep_a under it would leave half an object.
+    lines = _text().splitlines(keepends=True)
+    at = next(i for i, x in enumerate(lines) if "initexit_init_finish:" in x and "func=bkeep_c_init" in x) + 1
+    ts = re.search(r"(\d+\.\d+):", lines[at - 1]).group(1)  # type: ignore[union-attr]
+    head = f"         swapper-1     [000]     {ts}: "
+    pair = "path=boot origin=ie_boot_keep idx=7 prio=600 func=bkeep_a_exit"
+    lines[at:at] = [head + f"initexit_unwind:      {pair} failed_idx=9 failed_prio=602 failed_func=bkeep_c_init error=-5\n",
+                    head + f"initexit_exit_start:  {pair} reason=unwind\n",
+                    head + f"initexit_exit_finish: {pair} reason=unwind duration_ns=0\n"]
+    found = _unwind_findings("".join(lines))
+    assert len(found) == 1 and "ie_boot_keep" in found[0] and "#8 bkeep_b_init" in found[0], found
+    assert "has no exit" in found[0], found

@@ -92,3 +92,25 @@ def test_a_blacklisted_builtin_init_is_reported_and_fails_its_object() -> None:
     assert _calls(out) == [("init", "a0_init"), ("init", "a1_init"), ("exit", "a0_exit"), ("init", "b1_init")]
     assert [s.pair.ret for s in out.steps if s.kind == "init"] == [0, series.EPERM, 0]
     assert [(n.kind, n.idx) for n in out.notices] == [("blacklisted", 1), ("skipped", 3)]
+
+
+def test_an_exitless_init_before_the_failure_keeps_a_builtin_object() -> None:
+    # As a module with it would be refused: nothing is unwound at boot.
+    pairs = [Pair("a", 1, "a0_init", "a0_exit"), Pair("a", 2, "a1_init", None),
+             Pair("a", 3, "a2_init", "a2_exit", ret=-5), Pair("a", 4, "a3_init", "a3_exit")]
+    out = series.boot(pairs)
+    assert _calls(out) == [("init", "a0_init"), ("init", "a1_init"), ("init", "a2_init")]
+    assert [(n.kind, n.other, n.why) for n in out.notices] == [
+        ("not-unwound", "a1_init", "no-exit"), ("skipped", None, None)]
+
+
+def test_an_exit_only_pair_holds_its_place_in_the_window() -> None:
+    # a0 has an exit only; the core band's initcall ran after it, before
+    # a1: unwinding a0's exit would undo what the initcall may use.
+    pairs = [Pair("a", -5200, None, "a0_exit"), Pair("a", 0, "a1_init", "a1_exit", ret=-5)]
+    out = series.boot(pairs, classic={"core": ["c0_init"]})
+    assert _calls(out) == [("init", "a1_init")]
+    assert [(n.kind, n.other, n.why) for n in out.notices] == [("not-unwound", "c0_init", "ran")]
+    # Back to back, its exit is unwound.
+    out = series.boot(pairs)
+    assert _calls(out) == [("init", "a1_init"), ("exit", "a0_exit")]

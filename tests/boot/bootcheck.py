@@ -45,10 +45,11 @@ class Pair:
     name: str
     prio: int
     has_exit: bool = True
+    has_init: bool = True
 
     @property
-    def init(self) -> str:
-        return f"{self.name}_init"
+    def init(self) -> Optional[str]:
+        return f"{self.name}_init" if self.has_init else None
 
     @property
     def exit(self) -> Optional[str]:
@@ -63,6 +64,7 @@ ORDER = "lib/test_initexit_order"
 UNWIND = "lib/test_initexit_unwind"
 NEIGHBOUR = "lib/test_initexit_neighbour/test_initexit_unwind"
 ADJACENT = "lib/test_initexit_adjacent"
+KEEP = "lib/test_initexit_keep"
 
 #: Every built-in pair of a kernel built with CONFIG_TEST_INITEXIT_BOOT (the
 #: project's configuration declares no other): the three objects of the lib
@@ -88,10 +90,13 @@ BUILTIN_PAIRS = (
     Pair(NEIGHBOUR, "tin1", 15),
     Pair(NEIGHBOUR, "tin2", 1050),
     Pair(ADJACENT, "tia0", 1),
-    Pair(ADJACENT, "tia1", 2, has_exit=False),
+    Pair(ADJACENT, "tia1", 2, has_init=False),
     Pair(ADJACENT, "tia2", 3),
     Pair(ADJACENT, "tia3", 4),
     Pair(ADJACENT, "tia4", 5),
+    Pair(KEEP, "tik0", 6),
+    Pair(KEEP, "tik1", 7, has_exit=False),
+    Pair(KEEP, "tik2", 8),
 )
 
 #: The kernel's sorted built-in table: ascending priority, ties in link
@@ -193,12 +198,15 @@ Expected = tuple[str, dict[str, str]]
 
 def init_return(pair: Pair, fail_at: int = 2) -> int:
     """What a test pair's init returns: tiuN_init fails with -(200 + N) when
-    N == test_initexit_unwind.fail_at (lib/test_initexit_unwind.c), and
-    tia3_init with -303 (lib/test_initexit_adjacent.c)."""
+    N == test_initexit_unwind.fail_at (lib/test_initexit_unwind.c),
+    tia3_init with -303 (lib/test_initexit_adjacent.c) and tik2_init with
+    -308 (lib/test_initexit_keep.c)."""
     if pair.origin == UNWIND and pair.name == f"tiu{fail_at}":
         return -(200 + fail_at)
     if pair.origin == ADJACENT and pair.name == "tia3":
         return -303
+    if pair.origin == KEEP and pair.name == "tik2":
+        return -308
     return 0
 
 
@@ -262,8 +270,8 @@ def boot_plan(blacklisted: frozenset[str] = frozenset(), fail_at: int = 2,
                 "failed_func": str(f.init), "error": str(f.ret)}))
         events.append(_expected("initexit_exit_start", fields))
         events.append(_expected("initexit_exit_finish", fields))
-    notices = [KernelNotice(0, n.kind, n.pair.origin, str(n.pair.init), n.pair.prio, other=n.other or "")
-               for n in out.notices]
+    notices = [KernelNotice(0, n.kind, n.pair.origin, str(n.pair.init), n.pair.prio, other=n.other or "",
+                            why=n.why or "") for n in out.notices]
     return events, notices
 
 
@@ -357,9 +365,11 @@ def check_builtin_order(events: list[Ev], blacklisted: frozenset[str] = frozense
 
 def check_builtin_unwind(events: list[Ev], fail_at: int = 2) -> list[str]:
     """The boot unwind.  test_initexit_adjacent (pairs back to back): tia3
-    fails with -303, the exits of tia2 and tia0 run in that order as an
-    unwind naming the failed pair (failed_idx, failed_prio, failed_func,
-    error), tia4 never runs.  test_initexit_unwind (spread over the bands):
+    fails with -303, the exits of tia2, tia1 (exit only) and tia0 run in
+    that order as an unwind naming the failed pair (failed_idx,
+    failed_prio, failed_func, error), tia4 never runs.
+    test_initexit_keep (back to back, tik1 without an exit): tik2 fails
+    with -308 and no exit runs.  test_initexit_unwind (spread over the bands):
     inits 0..fail_at, the failing one returns -(200+fail_at), and since
     other initcalls ran in between, no exit runs and later pairs never run.
     The neighbour (same KBUILD_MODNAME, another object): all three inits
@@ -367,9 +377,9 @@ def check_builtin_unwind(events: list[Ev], fail_at: int = 2) -> list[str]:
     in its band."""
     plan, _ = boot_plan(fail_at=fail_at, classic=classic_calls(events))
     problems = []
-    for origin in (ADJACENT, UNWIND, NEIGHBOUR):
+    for origin in (ADJACENT, KEEP, UNWIND, NEIGHBOUR):
         problems += compare_events(origin, events_of(events, origin), expected_of(plan, origin))
-    problems += _band_problems(events, (ADJACENT, UNWIND, NEIGHBOUR))
+    problems += _band_problems(events, (ADJACENT, KEEP, UNWIND, NEIGHBOUR))
     return problems
 
 
@@ -424,9 +434,12 @@ def check_builtin_pairs(events: list[Ev], dmesg: str, blacklisted: frozenset[str
 
 def _said(n: KernelNotice) -> str:
     """A dmesg notice about a pair, as one line: ``skipped lib/x: f_init
-    (prio 10)``, ``not-unwound lib/x: f_init (prio 10) after g_init``."""
-    after = f" after {n.other}" if n.kind == "not-unwound" else ""
-    return f"{n.kind} {n.origin}: {n.func} (prio {n.prio}){after}"
+    (prio 10)``, ``not-unwound lib/x: f_init (prio 10) after g_init``,
+    ``not-unwound lib/x: f_init (prio 10): e_init has no exit``."""
+    why = ""
+    if n.kind == "not-unwound":
+        why = f": {n.other} has no exit" if n.why == "no-exit" else f" after {n.other}"
+    return f"{n.kind} {n.origin}: {n.func} (prio {n.prio}){why}"
 
 
 def check_stock_initcalls_kept(stock_report: str, patched_report: str) -> list[str]:

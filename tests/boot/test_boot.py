@@ -63,6 +63,9 @@ def test_boot_finished_after_builtin_failure() -> None:
     assert [(n.kind, n.func, n.prio, n.value) for n in failed] == [("not-unwound", "tiu2_init", 10, -202)]
     failed = bootcheck.builtin_failure(dmesg, bootcheck.ADJACENT)
     assert [(n.kind, n.func, n.prio, n.value) for n in failed] == [("failed", "tia3_init", 4, -303)]
+    failed = bootcheck.builtin_failure(dmesg, bootcheck.KEEP)
+    assert [(n.kind, n.func, n.value, n.other, n.why) for n in failed] == [
+        ("not-unwound", "tik2_init", -308, "tik1_init", "no-exit")]
     assert bootcheck.boot_finished(dmesg)
 
 

@@ -134,7 +134,7 @@ def test_unwind_check_catches_an_unwind_after_other_calls() -> None:
     unwind = [x.replace("origin=lib/test_initexit_adjacent idx=11 prio=3 func=tia2_exit",
                         "origin=lib/test_initexit_unwind idx=5 prio=-900 func=tiu1_exit")
               .replace("failed_idx=12 failed_prio=4 failed_func=tia3_init error=-303",
-                       "failed_idx=14 failed_prio=10 failed_func=tiu2_init error=-202")
+                       "failed_idx=17 failed_prio=10 failed_func=tiu2_init error=-202")
               for x in lines if "func=tia2_exit" in x]
     assert len(unwind) == 3
     bad = "".join(lines[:at] + unwind + lines[at:])
@@ -246,7 +246,7 @@ UNWIND_FIELD_CASES = [
     ("initexit_init_finish:", "func=tiu2_init", "prio", "20"),
     ("initexit_init_start:", "func=tiu1_init", "idx", "4"),
     ("initexit_init_finish:", "func=tia3_init", "ret", "-302"),
-    ("initexit_init_start:", "func=tia1_init", "has_exit", "1"),
+    ("initexit_init_start:", "func=tik1_init", "has_exit", "1"),
     ("initexit_unwind:", "func=tia2_exit", "failed_prio", "5"),
     ("initexit_unwind:", "func=tia0_exit", "failed_prio", "3"),
     ("initexit_unwind:", "func=tia2_exit", "failed_idx", "13"),
@@ -296,7 +296,7 @@ def test_order_check_catches_extra_exit() -> None:
     # A built-in object that did not fail must see no exit at boot.
     report = text(PATCHED)
     line = next(x for x in report.splitlines(keepends=True) if "exit_start:" in x and "func=tia0_exit" in x)
-    extra = line.replace("origin=lib/test_initexit_adjacent idx=9 prio=1 func=tia0_exit", "origin=lib/test_initexit_order idx=22 prio=2147483647 func=tio_max_exit")
+    extra = line.replace("origin=lib/test_initexit_adjacent idx=9 prio=1 func=tia0_exit", "origin=lib/test_initexit_order idx=25 prio=2147483647 func=tio_max_exit")
     problems = bootcheck.check_builtin_order(evs(report + extra))
     assert any(p.startswith("lib/test_initexit_order events:") for p in problems), problems
 
@@ -312,16 +312,16 @@ def test_pair_check_passes_on_real_captures() -> None:
 
 
 def test_pair_check_catches_wrong_count() -> None:
-    dmesg = re.sub(r"ordered 23 built-in pairs", "ordered 24 built-in pairs", text("patched-dmesg.txt"))
+    dmesg = re.sub(r"ordered 26 built-in pairs", "ordered 27 built-in pairs", text("patched-dmesg.txt"))
     problems = bootcheck.check_builtin_pairs(evs(text(PATCHED)), dmesg)
-    assert any("ordered 24 built-in pairs, the test objects declare 23" in p for p in problems), problems
-    assert any("the trace shows 20 and dmesg reports 3 skipped" in p for p in problems), problems
+    assert any("ordered 27 built-in pairs, the test objects declare 26" in p for p in problems), problems
+    assert any("the trace shows 23 and dmesg reports 3 skipped" in p for p in problems), problems
 
 
 def test_pair_check_catches_pair_missing_from_trace() -> None:
     bad = drop_lines(text(PATCHED), r"func=tin2_init")
     problems = bootcheck.check_builtin_pairs(evs(bad), text("patched-dmesg.txt"))
-    assert any("the trace shows 19 and dmesg reports 3 skipped" in p for p in problems), problems
+    assert any("the trace shows 22 and dmesg reports 3 skipped" in p for p in problems), problems
 
 
 def test_pair_check_catches_unreported_skip() -> None:
@@ -334,8 +334,8 @@ def test_pair_check_catches_unknown_pair() -> None:
     # A 19th built-in pair ran (and the kernel counted it).
     report = text(PATCHED)
     line = next(x for x in report.splitlines(keepends=True) if "init_start:" in x and "func=tio_max_init" in x)
-    extra = line.replace("origin=lib/test_initexit_order idx=22", "origin=other idx=23")
-    dmesg = text("patched-dmesg.txt").replace("ordered 23 built-in", "ordered 24 built-in")
+    extra = line.replace("origin=lib/test_initexit_order idx=25", "origin=other idx=26")
+    dmesg = text("patched-dmesg.txt").replace("ordered 26 built-in", "ordered 27 built-in")
     problems = bootcheck.check_builtin_pairs(evs(report + extra), dmesg)
     assert any("expected idx=" in p for p in problems), problems
 

@@ -72,25 +72,30 @@ def test_builtin_pairs_match_the_series() -> None:
     text = "".join(p.read_text() for p in sorted((ROOT / "patches").glob("[0-9]*-lib-add-boot-tests-*.patch")))
     consts = {"INT_MIN": bootcheck.INT_MIN, "INT_MAX": bootcheck.INT_MAX,
               "INITCALL_PRIO_CORE": bootcheck.BAND_PRIO["core"]}
-    declared: list[tuple[str, str, int, bool]] = []
+    declared: list[tuple[str, str, int, bool, bool]] = []
     for origin, macro, prefix in ((bootcheck.ORDER, "BOOT_PAIR", ""),
                                   (bootcheck.UNWIND, "UNWIND_PAIR", "tiu"),
                                   (bootcheck.NEIGHBOUR, "NEIGHBOUR_PAIR", "tin")):
         for m in re.finditer(rf"^\+{macro}\((\w+), (-?\w+)\);$", text, re.M):
             prio = consts[m.group(2)] if m.group(2) in consts else int(m.group(2))
-            declared.append((origin, prefix + m.group(1), prio, True))
-    # test_initexit_adjacent.c declares its pairs one by one (tia1 has no exit).
-    adjacent = text[text.index(f"+++ b/{bootcheck.ADJACENT}.c\n"):]
-    adjacent = adjacent[:adjacent.index("\ndiff --git")] if "\ndiff --git" in adjacent else adjacent
-    for m in re.finditer(r"^\+module_init_exit\((-?\d+), (\w+)_init, (\w+)\);$", adjacent, re.M):
-        assert m.group(3) in (f"{m.group(2)}_exit", "NULL"), m.group(0)
-        declared.append((bootcheck.ADJACENT, m.group(2), int(m.group(1)), m.group(3) != "NULL"))
-    got = [(p.origin, p.name, p.prio, p.has_exit) for p in bootcheck.BUILTIN_PAIRS]
+            declared.append((origin, prefix + m.group(1), prio, True, True))
+    # test_initexit_adjacent.c and test_initexit_keep.c declare their pairs
+    # one by one (tia1 has no init, tik1 no exit).
+    for origin in (bootcheck.ADJACENT, bootcheck.KEEP):
+        body = text[text.index(f"+++ b/{origin}.c\n"):]
+        body = body[:body.index("\ndiff --git")] if "\ndiff --git" in body else body
+        for m in re.finditer(r"^\+module_init_exit\((-?\d+), (\w+), (\w+)\);$", body, re.M):
+            init, exit_ = m.group(2), m.group(3)
+            name = (init if init != "NULL" else exit_).rsplit("_", 1)[0]
+            assert init in (f"{name}_init", "NULL") and exit_ in (f"{name}_exit", "NULL"), m.group(0)
+            declared.append((origin, name, int(m.group(1)), exit_ != "NULL", init != "NULL"))
+    got = [(p.origin, p.name, p.prio, p.has_exit, p.has_init) for p in bootcheck.BUILTIN_PAIRS]
     assert got == declared
     assert ("test_initexit_order.o \\\n+\t\t\t\t    test_initexit_unwind.o \\\n"
-            "+\t\t\t\t    test_initexit_neighbour/ \\\n+\t\t\t\t    test_initexit_adjacent.o") in text
+            "+\t\t\t\t    test_initexit_neighbour/ \\\n+\t\t\t\t    test_initexit_adjacent.o \\\n"
+            "+\t\t\t\t    test_initexit_keep.o") in text
     # Each origin is a file of the patch: KBUILD_MODFILE is its path without ".c".
-    for origin in (bootcheck.ORDER, bootcheck.UNWIND, bootcheck.NEIGHBOUR, bootcheck.ADJACENT):
+    for origin in (bootcheck.ORDER, bootcheck.UNWIND, bootcheck.NEIGHBOUR, bootcheck.ADJACENT, bootcheck.KEEP):
         assert f"+++ b/{origin}.c\n" in text, origin
     # The neighbour shares the unwind test's KBUILD_MODNAME (its file name).
     assert bootcheck.NEIGHBOUR.rsplit("/", 1)[1] == bootcheck.UNWIND.rsplit("/", 1)[1]

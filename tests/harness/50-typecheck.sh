@@ -22,9 +22,9 @@ if [ ! -f "$tree/Module.symvers" ] || ! grep -q 'define module_init_exit' "$tree
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# The good build, the 8 bad ones of the first table, modpost on the good
+# The good build, the 9 bad ones of the first table, modpost on the good
 # one and the 2 of the second table.
-ktap_plan 12
+ktap_plan 13
 
 # build DIR INIT-DEFINITION EXIT-DEFINITION : a module in $tmp/DIR (no
 # spaces: kbuild's M=) declaring module_init_exit(1, t_init, t_exit) plus a
@@ -78,6 +78,7 @@ init of the wrong type cast to void *|static void __init t_wrong(void) { }\n#def
 exit of the wrong type cast to void *|$good_init|static int __exit t_wrong(void) { return 0; }\n#define t_exit ((void *)t_wrong)|exit must be void (*)(void)
 init of the right type cast to void *|static int __init t_real(void) { return 0; }\n#define t_init ((void *)t_real)|$good_exit|init must be int (*)(void)
 neither init nor exit (NULL, NULL)|#define t_init NULL|#define t_exit NULL|a pair needs an init or an exit
+neither init nor exit (0, 0)|#define t_init 0|#define t_exit 0|a pair needs an init or an exit
 EOF
 
 # modpost: the right sections build without a mismatch; an __init exit and
