@@ -36,18 +36,25 @@ def test_the_synthetic_boot_holds() -> None:
     assert _verdict(_text()).ok
 
 
+def _with_unwind(failed_init: str, pair: str, failed: str) -> str:
+    """The synthetic boot with an unwind of ``pair`` (its event fields, up to
+    func=) right after ``failed_init``'s finish, naming ``failed``."""
+    lines = _text().splitlines(keepends=True)
+    at = next(i for i, x in enumerate(lines) if "initexit_init_finish:" in x and f"func={failed_init}" in x) + 1
+    ts = re.search(r"(\d+\.\d+):", lines[at - 1]).group(1)  # type: ignore[union-attr]
+    head = f"         swapper-1     [000]     {ts}: "
+    lines[at:at] = [head + f"initexit_unwind:      {pair} {failed}\n",
+                    head + f"initexit_exit_start:  {pair} reason=unwind\n",
+                    head + f"initexit_exit_finish: {pair} reason=unwind duration_ns=0\n"]
+    return "".join(lines)
+
+
 def test_an_unwind_across_other_calls_is_a_finding() -> None:
     # ie_boot_spread's arch pair unwound after its device pair failed,
     # although the bands between ran their initcalls.
-    lines = _text().splitlines(keepends=True)
-    at = next(i for i, x in enumerate(lines) if "initexit_init_finish:" in x and "func=bspr_dev_init" in x) + 1
-    ts = re.search(r"(\d+\.\d+):", lines[at - 1]).group(1)  # type: ignore[union-attr]
-    head = f"         swapper-1     [000]     {ts}: "
-    pair = "path=boot origin=ie_boot_spread idx=0 prio=-3000 func=bspr_arch_exit"
-    lines[at:at] = [head + f"initexit_unwind:      {pair} failed_idx=5 failed_prio=0 failed_func=bspr_dev_init error=-12\n",
-                    head + f"initexit_exit_start:  {pair} reason=unwind\n",
-                    head + f"initexit_exit_finish: {pair} reason=unwind duration_ns=0\n"]
-    found = _unwind_findings("".join(lines))
+    found = _unwind_findings(_with_unwind(
+        "bspr_dev_init", "path=boot origin=ie_boot_spread idx=0 prio=-3000 func=bspr_arch_exit",
+        "failed_idx=5 failed_prio=0 failed_func=bspr_dev_init error=-12"))
     assert len(found) == 1 and "ie_boot_spread" in found[0], found
     assert "although" in found[0] and "ran since #0 bspr_arch_init" in found[0], found
 
@@ -63,14 +70,8 @@ def test_a_missing_unwind_of_adjacent_pairs_is_a_finding() -> None:
 def test_an_unwind_around_an_exitless_init_is_a_finding() -> None:
     # ie_boot_keep ran back to back, but bkeep_b_init (has_exit=0) stays:
     # unwinding bkeep_a under it would leave half an object.
-    lines = _text().splitlines(keepends=True)
-    at = next(i for i, x in enumerate(lines) if "initexit_init_finish:" in x and "func=bkeep_c_init" in x) + 1
-    ts = re.search(r"(\d+\.\d+):", lines[at - 1]).group(1)  # type: ignore[union-attr]
-    head = f"         swapper-1     [000]     {ts}: "
-    pair = "path=boot origin=ie_boot_keep idx=7 prio=600 func=bkeep_a_exit"
-    lines[at:at] = [head + f"initexit_unwind:      {pair} failed_idx=9 failed_prio=602 failed_func=bkeep_c_init error=-5\n",
-                    head + f"initexit_exit_start:  {pair} reason=unwind\n",
-                    head + f"initexit_exit_finish: {pair} reason=unwind duration_ns=0\n"]
-    found = _unwind_findings("".join(lines))
+    found = _unwind_findings(_with_unwind(
+        "bkeep_c_init", "path=boot origin=ie_boot_keep idx=7 prio=600 func=bkeep_a_exit",
+        "failed_idx=9 failed_prio=602 failed_func=bkeep_c_init error=-5"))
     assert len(found) == 1 and "ie_boot_keep" in found[0] and "#8 bkeep_b_init" in found[0], found
     assert "has no exit" in found[0], found
