@@ -242,9 +242,9 @@ def cover(data: dict[str, Any]) -> str:
                    + ", ".join(f"{k.replace('_', ' N=')} {v['vs_single'] * 1e3:+,.0f}" for k, v in tr.items())
                    + " instructions.")
     plain = [r for r in rows if str(r.get("measurement", "")).startswith("3. load bench_single_")
-             and r.get("ratio_median")]
+             and "stock vs" in str(r.get("measurement", "")) and r.get("ratio_median")]
     if plain:
-        out.append("   A plain module_init/module_exit module, stock vs patched load: ratio "
+        out.append("   A plain module_init/module_exit module, stock vs the series (stock's fragments) load: ratio "
                    + ", ".join(f"{r['ratio_median']:.4f}" for r in plain) + " (N = 1, 16, 256).")
     noev = [r for r in rows if "series without its events vs events compiled in" in str(r.get("measurement", ""))
             and r.get("ratio_median")]
