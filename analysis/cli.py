@@ -44,6 +44,9 @@ REPORT_FILES = {
     "verdict": "{name}.verdict.json",
 }
 
+#: Files ``diff --out-dir DIR`` writes, by format; NAME is ``--name``.
+DIFF_FILES = {"text": "{name}.diff.txt", "html": "{name}.diff.html", "json": "{name}.diff.json"}
+
 EPILOG = """\
 input: a trace.dat (run through `trace-cmd report -N -t`), the text of
 `trace-cmd report`, or dmesg with initcall_debug; `-` reads standard input.
@@ -274,7 +277,18 @@ def cmd_diff(args: argparse.Namespace, progress: Progress) -> int:
         progress(f"reading {path}")
         caps.append(load_capture(path, declared=declared))
     d = diff_captures(caps[0], caps[1], min_change)
-    _emit(render_diff(d, args.format), args.output)
+    if args.out_dir is not None:
+        if args.output is not None:
+            raise InputError("--out-dir writes every format: give it or -o FILE, not both")
+        os.makedirs(args.out_dir, exist_ok=True)
+        for fmt, pattern in DIFF_FILES.items():
+            path = os.path.join(args.out_dir, pattern.format(name=args.name or "capture"))
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(render_diff(d, fmt))
+            progress(f"wrote {path}")
+        sys.stdout.write(f"{'changed' if d.changed else 'no order or result change'}: {d.summary()}\n")
+    else:
+        _emit(render_diff(d, args.format), args.output)
     progress(f"{'changed' if d.changed else 'no order or result change'}: {d.summary()}")
     return EXIT_FINDINGS if args.fail_on_change and d.changed else EXIT_OK
 
@@ -392,6 +406,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("text", "html", "json"), default="text",
                    help="output format (default text)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the result here, not stdout")
+    p.add_argument("--out-dir", metavar="DIR",
+                   help="write NAME.diff.txt, NAME.diff.html and NAME.diff.json here instead")
+    p.add_argument("--name", metavar="NAME", help="file name prefix for --out-dir (default capture)")
     p.add_argument("--min-change", default="1ms", metavar="DURATION",
                    help="smallest duration change listed, e.g. 500us, 2ms (default 1ms)")
     p.add_argument("--fail-on-change", action="store_true",

@@ -254,6 +254,23 @@ def test_diff_exit_status_and_options(capsys: pytest.CaptureFixture[str]) -> Non
     assert main(["diff", "-q", a, a + ".missing"]) == 2
 
 
+def test_diff_out_dir_writes_every_format(tmp_path: "os.PathLike[str]", capsys: pytest.CaptureFixture[str],
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--out-dir DIR --name NAME`` (what scripts/run's --diff-with uses)
+    writes the three renderings of one comparison and prints its summary."""
+    name = "diff-stock-vs-patched-boot"
+    monkeypatch.chdir(CAPTURED)   # the outputs name their inputs as given
+    a, b = (os.path.basename(p) for p in DIFF_GOLDEN[name])
+    assert main(["diff", "-q", "--out-dir", str(tmp_path), "--name", "boot", a, b]) == 0
+    want = render_diff_all(name)
+    for kind, suffix in DIFF_SUFFIXES.items():
+        with open(os.path.join(str(tmp_path), "boot.diff" + suffix), encoding="utf-8") as f:
+            assert f.read() == want[kind], kind
+    out = capsys.readouterr().out
+    assert out.startswith("no order or result change: 0 only in A, 30 only in B,") and out.count("\n") == 1
+    assert main(["diff", "-q", "--out-dir", str(tmp_path), "-o", "x", a, b]) == 2
+
+
 def test_diff_json_lists_result_changes() -> None:
     with open(os.path.join(CAPTURED, "patched-boot-declared.txt"), encoding="utf-8") as f:
         text = f.read()

@@ -187,6 +187,45 @@ count_events() {
 	(cd "$INITEXIT_ROOT" && "$PYTHON" -m analysis parse -q --count "$2" "$1" 2>/dev/null) || echo 0
 }
 
+# previous_run OUT FLAVOUR : the newest run-* folder beside OUT (name order:
+# scripts/run names them run-DATE-TIME) other than OUT, whose meta.json says
+# kernel FLAVOUR and that brought a boot trace home; nothing when none.
+previous_run() {
+	local out=$1 flavour=$2 d best=''
+	for d in "$(dirname "$out")"/run-*; do
+		if [ ! -f "$d/boot.report.txt" ] || [ "$d" = "$out" ]; then continue; fi
+		"$PYTHON" -c 'import json, sys; sys.exit(json.load(open(sys.argv[1])).get("kernel") != sys.argv[2])' \
+			"$d/meta.json" "$flavour" 2>/dev/null || continue
+		best=$d
+	done
+	printf '%s' "$best"
+}
+
+# run_diff A OUT : `python3 -m analysis diff` of each trace of the earlier
+# run A (as A) with this run's (as B): NAME.diff.{txt,html,json} in OUT and
+# the summary on stderr.  Never fails the run: a diff is information.
+run_diff() {
+	local a=$1 out=$2 name rc summary
+	for name in boot scenario; do
+		[ -f "$a/$name.report.txt" ] || continue
+		if [ "$DRY_RUN" = 0 ] && { [ "$(count_events "$a/$name.report.txt" any)" = 0 ] ||
+			[ "$(count_events "$out/$name.report.txt" any)" = 0 ]; }; then
+			log "$name: no initcall, module or initexit events here or in $a: not compared"
+			continue
+		fi
+		show_cmd "$PYTHON" -m analysis diff --out-dir "$out" --name "$name" "$a/$name.report.txt" "$out/$name.report.txt"
+		[ "$DRY_RUN" = 1 ] && continue
+		rc=0 summary=''
+		summary=$(cd "$INITEXIT_ROOT" && "$PYTHON" -m analysis diff -q --out-dir "$out" --name "$name" \
+			"$a/$name.report.txt" "$out/$name.report.txt") || rc=$?
+		if [ "$rc" = 0 ]; then
+			log "$name: diff with $a (as A): $summary; see $out/$name.diff.txt"
+		else
+			warn "analysis diff of $name failed (exit $rc): no $name.diff.* in $out"
+		fi
+	done
+}
+
 # run_report OUT : the analysis (analysis/, owned by another part of the
 # project) on each trace: `python3 -m analysis report` writes
 # NAME.timeline.{txt,html,json}, NAME.chrome.json and NAME.verdict.json and

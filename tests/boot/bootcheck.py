@@ -19,7 +19,7 @@ import os
 import pathlib
 import sys
 from dataclasses import dataclass
-from typing import Iterable, Optional
+from typing import Any, Iterable, Optional
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", ".."))
 
@@ -471,6 +471,49 @@ def check_stock_initcalls_kept(stock_report: str, patched_report: str) -> list[s
     problems += [f"{c.call}: {c.a} in stock, {c.b} in the patched kernel" for c in d.results if c.call in boot]
     if len(boot) < 100:
         problems.append(f"only {len(boot)} stock boot initcalls: is this a whole boot?")
+    return problems
+
+
+def _diff_unchanged_order(diff: dict[str, Any], problems: list[str]) -> None:
+    for key in ("order_within_level", "order_across_levels"):
+        if diff.get(key):
+            problems.append(f"{key}: {diff[key][:5]}")
+
+
+def check_blacklist_diff(diff: dict[str, Any], func: str = "tio_blacklist_me_init") -> list[str]:
+    """scripts/run --diff-with's NAME.diff.json (``python3 -m analysis
+    diff``) of a full patched boot (A) and the same kernel booted with
+    initcall_blacklist=FUNC (B) says exactly what the blacklist did: FUNC's
+    pair went from ok to failed (-EPERM), the later pairs of its object are
+    only in A (skipped), nothing is only in B (the earlier ones are not
+    unwound: others ran since) and no call moved."""
+    pair = next(p for p in BUILTIN_PAIRS if f"{p.name}_init" == func)
+    problems: list[str] = []
+    want_results = [{"call": f"init {func} [boot {pair.origin}]", "a": "ok (ret=0)", "b": "failed (ret=-1)"}]
+    if diff.get("result_changes") != want_results:
+        problems.append(f"result changes {diff.get('result_changes')}, want {want_results}")
+    later = {f"init {p.name}_init [boot {p.origin}]" for p in BUILTIN_PAIRS
+             if p.origin == pair.origin and p.has_init and p.prio > pair.prio}
+    if set(diff.get("only_a", ())) != later or not later:
+        problems.append(f"only in the full boot: {diff.get('only_a')}, want the skipped {sorted(later)}")
+    if diff.get("only_b"):
+        problems.append(f"only in the blacklist boot: {diff['only_b'][:5]}")
+    _diff_unchanged_order(diff, problems)
+    return problems
+
+
+def check_patched_stock_diff(diff: dict[str, Any]) -> list[str]:
+    """scripts/run --diff-with's boot.diff.json of the patched boot (A) and
+    the stock boot (B): stock ran nothing the series does not, in the same
+    order, with the same results."""
+    problems: list[str] = []
+    if diff.get("only_b"):
+        problems.append(f"only in the stock boot: {diff['only_b'][:10]}")
+    if diff.get("result_changes"):
+        problems.append(f"result changes: {diff['result_changes'][:5]}")
+    _diff_unchanged_order(diff, problems)
+    if diff.get("b", {}).get("calls", 0) < 100:
+        problems.append(f"only {diff.get('b', {}).get('calls')} stock boot calls: is this a whole boot?")
     return problems
 
 

@@ -13,8 +13,10 @@ from scripts/test, which always sets them.
 
 from __future__ import annotations
 
+import json
 import os
 import pathlib
+from typing import Any
 
 import pytest
 
@@ -78,6 +80,29 @@ def test_a_blacklisted_pair_fails_its_object() -> None:
     d = run_dir("INITEXIT_BLACKLIST_RUN_DIR")
     dmesg = (d / "dmesg.txt").read_text(errors="replace")
     assert bootcheck.check_blacklisted(events("INITEXIT_BLACKLIST_RUN_DIR"), dmesg) == []
+
+
+def run_diff(var: str) -> dict[str, Any]:
+    """The boot.diff.json scripts/run --diff-with wrote into the run of VAR;
+    scripts/test compares each of its boots with the full patched one."""
+    d = run_dir(var)
+    path = d / "boot.diff.json"
+    if not path.is_file():
+        pytest.fail(f"{path} missing: scripts/run --diff-with wrote no comparison")
+    diff: dict[str, Any] = json.loads(path.read_text())
+    a = pathlib.Path(diff["a"]["source"]).resolve()
+    assert a == (run_dir("INITEXIT_RUN_DIR") / "boot.report.txt").resolve(), diff["a"]
+    for suffix in (".txt", ".html"):
+        assert (d / f"boot.diff{suffix}").is_file(), suffix
+    return diff
+
+
+def test_run_diff_shows_what_the_blacklist_did() -> None:
+    assert bootcheck.check_blacklist_diff(run_diff("INITEXIT_BLACKLIST_RUN_DIR")) == []
+
+
+def test_run_diff_of_patched_and_stock_boot() -> None:
+    assert bootcheck.check_patched_stock_diff(run_diff("INITEXIT_STOCK_RUN_DIR")) == []
 
 
 def test_stock_initcalls_still_run_at_their_level() -> None:

@@ -9,13 +9,18 @@ check catches it.
 
 from __future__ import annotations
 
+import json
 import pathlib
 import re
+from typing import Any
 
 import pytest
 
 import bootcheck
 import initcall_debug
+from analysis.build import build_capture
+from analysis.diff import diff_captures, render_diff
+from analysis.parse import parse_trace_report
 
 FIX = pathlib.Path(__file__).resolve().parent / "fixtures"
 
@@ -384,3 +389,38 @@ def test_every_call_placed_catches_console_line_without_level() -> None:
 
 def test_every_call_placed_fails_on_stock_dmesg() -> None:
     assert initcall_debug.check_every_call_placed(text("stock-dmesg.txt")) != []
+
+
+def run_diff(a: str, b: str) -> dict[str, Any]:
+    """What scripts/run --diff-with writes as boot.diff.json."""
+    return diff_json(text(a), text(b))
+
+
+def diff_json(a: str, b: str) -> dict[str, Any]:
+    caps = [build_capture(parse_trace_report(t, f"capture {i}")) for i, t in enumerate((a, b))]
+    d: dict[str, Any] = json.loads(render_diff(diff_captures(caps[0], caps[1]), "json"))
+    return d
+
+
+def test_blacklist_diff_check_passes_on_real_captures() -> None:
+    assert bootcheck.check_blacklist_diff(run_diff(PATCHED, "blacklist-boot.report.txt")) == []
+
+
+def test_blacklist_diff_check_catches_what_the_blacklist_did_not_do() -> None:
+    good = run_diff(PATCHED, "blacklist-boot.report.txt")
+    # the blacklisted pair ran after all / a later pair was not skipped /
+    # something ran only in the blacklist boot / a call moved
+    for key, value in (("result_changes", []), ("only_a", good["only_a"][1:]),
+                       ("only_b", ["exit tio_dev_b_exit [boot lib/test_initexit_order]"]),
+                       ("order_within_level", [{"call": "init x [boot]"}])):
+        assert bootcheck.check_blacklist_diff({**good, key: value}) != [], key
+    # the same boot twice: nothing skipped, nothing failed
+    assert bootcheck.check_blacklist_diff(run_diff(PATCHED, PATCHED)) != []
+
+
+def test_patched_stock_diff_check() -> None:
+    good = run_diff(PATCHED, "stock-boot.report.txt")
+    assert bootcheck.check_patched_stock_diff(good) == []
+    assert bootcheck.check_patched_stock_diff(run_diff("stock-boot.report.txt", PATCHED)) != []
+    bad = drop_lines(text(PATCHED), r"func=ksysfs_init\+")
+    assert bootcheck.check_patched_stock_diff(diff_json(bad, text("stock-boot.report.txt"))) != []

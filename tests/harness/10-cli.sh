@@ -9,14 +9,14 @@ trap 'rm -rf "$tmp"' EXIT
 
 entry_points=(scripts/run scripts/test scripts/regen-patches scripts/check-series scripts/bench
 	scripts/mutation-test scripts/fresh-machine initramfs/build)
-missing_value=('scripts/run --out' 'scripts/run --append' 'scripts/run --kconfig' 'scripts/test --out'
+missing_value=('scripts/run --out' 'scripts/run --diff-with' 'scripts/run --append' 'scripts/run --kconfig' 'scripts/test --out'
 	'scripts/regen-patches --tree' 'scripts/bench --runs' 'scripts/mutation-test --only'
 	'scripts/fresh-machine --dir' 'initramfs/build --env')
 dry_run_prints=('tar -xf /usr/src/linux-source-6.12.tar.xz' 'make -C .* tinyconfig'
 	'merge_config.sh' 'make -C .* bzImage modules' 'qemu-system-x86_64 .*-no-reboot'
 	'trace-cmd extract -o /tmp/out/boot.dat' 'trace-cmd record -e initcall -e module'
 	'trace-cmd report -N -t -i .*/boot.dat')
-ktap_plan $((4 * ${#entry_points[@]} + 2 * ${#missing_value[@]} + ${#dry_run_prints[@]} + 7))
+ktap_plan $((4 * ${#entry_points[@]} + 2 * ${#missing_value[@]} + ${#dry_run_prints[@]} + 12))
 
 for cmd in "${entry_points[@]}"; do
 	"$ROOT/$cmd" --help >"$tmp/o" 2>&1
@@ -54,4 +54,27 @@ done
 ktap_check "--dry-run unpacked no tree" [ ! -e "$tmp/cache/linux-patched" ]
 ktap_check "--dry-run booted nothing (no console.log)" [ ! -e "$tmp/out/console.log" ]
 [ "$KTAP_FAIL" = 0 ] || sed 's/^/# /' "$tmp/dry"
+
+# The comparison with an earlier run: by default the newest earlier run-*
+# folder beside the output folder with the same --kernel.
+"$ROOT/scripts/run" --diff-with "$tmp" >"$tmp/o" 2>&1
+ktap_check "scripts/run --diff-with a folder without traces is a usage error" [ $? = 2 ]
+runs=$tmp/runs
+mkdir -p "$runs/run-20260101-000000" "$runs/run-20260101-000001" "$runs/run-20260101-000002"
+printf '{"kernel": "patched"}\n' >"$runs/run-20260101-000000/meta.json"
+printf '{"kernel": "patched"}\n' >"$runs/run-20260101-000001/meta.json"
+printf '{"kernel": "stock"}\n' >"$runs/run-20260101-000002/meta.json"
+for d in "$runs"/run-*; do : >"$d/boot.report.txt"; done
+rm "$runs/run-20260101-000001/boot.report.txt"   # a run that brought no trace home
+INITEXIT_CACHE=$tmp/cache "$ROOT/scripts/run" --dry-run --out "$runs/run-20260101-000003" >/dev/null 2>"$tmp/dry2"
+ktap_check "--dry-run diffs with the newest earlier patched run that has a trace" \
+	grep -q -e '^+ .*analysis diff .*run-20260101-000000/boot.report.txt' "$tmp/dry2"
+INITEXIT_CACHE=$tmp/cache "$ROOT/scripts/run" --dry-run --kernel stock --out "$runs/run-20260101-000003" >/dev/null 2>"$tmp/dry3"
+ktap_check "... and a stock run with the newest earlier stock run" \
+	grep -q -e '^+ .*analysis diff .*run-20260101-000002/boot.report.txt' "$tmp/dry3"
+INITEXIT_CACHE=$tmp/cache "$ROOT/scripts/run" --dry-run --no-diff --out "$runs/run-20260101-000003" >/dev/null 2>"$tmp/dry4"
+n=$(grep -c "analysis diff" "$tmp/dry4")
+ktap_check "--no-diff compares with nothing" [ "$n" = 0 ]
+"$ROOT/scripts/run" --no-diff --diff-with "$runs/run-20260101-000000" >/dev/null 2>&1
+ktap_check "--no-diff with --diff-with is a usage error" [ $? = 2 ]
 ktap_finish
