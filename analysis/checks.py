@@ -59,6 +59,7 @@ CHECKS: tuple[tuple[str, str], ...] = (
     ("declared-level", "every classic boot initcall ran in its declared level (band, on the series' kernels)"),
     ("declared-link-order", "within a level, classic boot initcalls ran in link (address) order"),
     ("declared-initcalls-ran", "every declared initcall ran, and every classic boot initcall that ran is declared"),
+    ("declared-pairs", "every boot pair event names a position in the kernel's built-in pair table"),
 )
 
 _DESCRIPTIONS = dict(CHECKS)
@@ -810,6 +811,43 @@ def check_declared_ran(cap: Capture, expect_all: bool = False) -> CheckResult:
     return _result(name, findings, note="; ".join(parts))
 
 
+def check_declared_pairs(cap: Capture) -> CheckResult:
+    """The series' built-in pair table, bounded in the map: each boot pair
+    event's idx is below the table's size (a position past it is a pair the
+    kernel did not declare, or another kernel's map), and the note says how
+    many declared pairs ran nothing (exit-only pairs, and pairs skipped or
+    blacklisted: dmesg names them)."""
+    name = "declared-pairs"
+    d, skip = _declared(cap, name)
+    if d is None:
+        assert skip is not None
+        return skip
+    table = d.order.pairs
+    if table is None:
+        return _result(name, (), applicable=False,
+                       note=f"{d.order.truth} has no built-in pair table (a kernel without the series)")
+    if d.dmesg:
+        return _result(name, (), applicable=False,
+                       note="dmesg names no pair positions (a trace has them as idx=)")
+    truth = f"{table.describe(d.order.source)} in {d.order.truth}"
+    seen: dict[int, Span] = {}
+    findings = []
+    for s in cap.spans:
+        if s.path is not _BOOT or s.kind not in (_PAIR_INIT, _PAIR_EXIT) or s.idx is None:
+            continue
+        if s.idx >= table.count and s.idx not in seen:
+            findings.append(Finding(name, f"{s.func} ran as built-in pair {s.idx}, but {d.order.truth} declares {table.count}: "
+                                          "the map is another kernel's, or the table was read past its end",
+                                    (s.start.quote(),)))
+        seen.setdefault(s.idx, s)
+    silent = [i for i in range(table.count) if i not in seen]
+    shown = ", ".join(str(i) for i in silent[:20]) + (" ..." if len(silent) > 20 else "")
+    note = (f"{truth}: {table.count - len(silent)} ran an init or exit at boot"
+            + (f"; {len(silent)} ran nothing (positions {shown}): exit-only pairs, and pairs skipped "
+               "after a failure or blacklisted (dmesg names them)" if silent else ""))
+    return _result(name, findings, note=note)
+
+
 _CAPTURE_CHECKS: dict[str, Callable[[Capture], CheckResult]] = {
     "trace-complete": check_trace_complete,
     PAIRING_CHECK: check_pairing,
@@ -817,6 +855,7 @@ _CAPTURE_CHECKS: dict[str, Callable[[Capture], CheckResult]] = {
     "levels-agree-with-priorities": check_levels,
     "declared-level": check_declared_level,
     "declared-link-order": check_declared_link_order,
+    "declared-pairs": check_declared_pairs,
 }
 
 

@@ -8,6 +8,12 @@ declared level (band, on the series' kernels) and its link position, which
 the trace cannot fake: a trace only says which ``initcall_level`` event a
 call followed.
 
+On the series' kernels the map also bounds the built-in pair table: the
+entries between ``__start___initexit_pairs`` and ``__stop___initexit_pairs``
+(one static ``__UNIQUE_ID_initexitN`` each) are every pair declared with
+module_init_exit() in built-in code, and a boot pair event's ``idx`` is a
+position in that table.
+
 A trace.dat carries the guest's kallsyms (``trace-cmd dump --kallsyms``);
 text and dmesg inputs take ``--system-map FILE`` (System.map, or that dump).
 """
@@ -88,6 +94,7 @@ class DeclaredOrder:
     source: str  # the file it came from
     entries: tuple[Declared, ...]
     by_func: Mapping[str, tuple[Declared, ...]] = field(default_factory=dict)
+    pairs: Optional["PairTable"] = None  # the series' built-in pair table, when the map has it
 
     def quote(self, d: Declared) -> str:
         """An entry as findings quote it, like an event: its line in the map."""
@@ -96,6 +103,50 @@ class DeclaredOrder:
     def position(self, d: Declared) -> int:
         """Link position of ``d`` within its level (1 = first)."""
         return 1 + sum(1 for e in self.entries if e.level == d.level and e.order < d.order)
+
+
+@dataclass(frozen=True, slots=True)
+class PairTable:
+    """The built-in pair table as the map bounds it."""
+
+    count: int  # entries between __start___initexit_pairs and __stop___initexit_pairs
+    entry_size: int  # bytes per entry ((stop - start) / count; 0 when empty)
+    start_line: int  # the __start___initexit_pairs line (1 = first)
+
+    def describe(self, source: str) -> str:
+        size = f", {self.entry_size} bytes each" if self.count else ""
+        return (f"{self.count} built-in pair(s) between __start___initexit_pairs and "
+                f"__stop___initexit_pairs (line {self.start_line} of {os.path.basename(source)}{size})")
+
+
+PAIRS_START = "__start___initexit_pairs"
+PAIRS_STOP = "__stop___initexit_pairs"
+PAIR_ENTRY_RE = re.compile(r"__UNIQUE_ID_initexit\d+$")
+"""One built-in pair's static ``struct initexit_pair`` (module_init_exit()
+names it with __UNIQUE_ID(initexit); its name strings and references have
+suffixes, such as ``__UNIQUE_ID_initexit7_origin``)."""
+
+
+def _pair_table(symbols: list[tuple[int, int, str]], source: str) -> Optional[PairTable]:
+    """From (address, line, name) of a map's built-in symbols; None when
+    the map has no pair table (stock, or an older series)."""
+    bounds = {name: (addr, n) for addr, n, name in symbols if name in (PAIRS_START, PAIRS_STOP)}
+    if PAIRS_START not in bounds and PAIRS_STOP not in bounds:
+        return None
+    if len(bounds) != 2:
+        missing = PAIRS_STOP if PAIRS_START in bounds else PAIRS_START
+        raise InputError(f"{source}: has one bound of the built-in pair table but not {missing}")
+    (start, line), (stop, _) = bounds[PAIRS_START], bounds[PAIRS_STOP]
+    if start == stop == 0:
+        return None  # kallsyms read without the right to see addresses
+    if stop < start:
+        raise InputError(f"{source}: {PAIRS_STOP} is below {PAIRS_START}")
+    count = sum(1 for addr, _n, name in symbols if start <= addr < stop and PAIR_ENTRY_RE.match(name))
+    size = (stop - start) // count if count else 0
+    if count and size * count != stop - start:
+        raise InputError(f"{source}: the built-in pair table is {stop - start} bytes, "
+                         f"not a multiple of its {count} entries")
+    return PairTable(count, size, line + 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +176,7 @@ def parse_map(text: str, truth: str, source: str) -> DeclaredOrder:
     such as ``trace-cmd dump``'s ``[Kallsyms, N bytes]`` header, are
     skipped).  Raises InputError when it holds no initcall entry."""
     found: list[tuple[int, int, str, re.Match[str]]] = []
+    pair_syms: list[tuple[int, int, str]] = []
     lines = 0
     for n, raw in enumerate(text.splitlines()):
         m = MAP_LINE_RE.match(raw)
@@ -133,9 +185,13 @@ def parse_map(text: str, truth: str, source: str) -> DeclaredOrder:
         lines += 1
         if m.group(4) is not None:
             continue  # a module's symbol: modules have no initcall entries
-        s = INITCALL_SYMBOL_RE.match(m.group(3))
+        name = m.group(3)
+        if name.startswith(("__UNIQUE_ID_initexit", PAIRS_START, PAIRS_STOP)):
+            pair_syms.append((int(m.group(1), 16), n, name))
+            continue
+        s = INITCALL_SYMBOL_RE.match(name)
         if s is not None:
-            found.append((int(m.group(1), 16), n, m.group(3), s))
+            found.append((int(m.group(1), 16), n, name, s))
     if not found:
         what = "no symbol lines" if not lines else f"{lines} symbols but no __initcall__kmod_* entry"
         raise InputError(f"{source}: not a System.map or kallsyms with initcalls ({what}; "
@@ -150,7 +206,8 @@ def parse_map(text: str, truth: str, source: str) -> DeclaredOrder:
     by_func: dict[str, list[Declared]] = {}
     for d in entries:
         by_func.setdefault(d.func, []).append(d)
-    return DeclaredOrder(truth, source, entries, {k: tuple(v) for k, v in by_func.items()})
+    return DeclaredOrder(truth, source, entries, {k: tuple(v) for k, v in by_func.items()},
+                         _pair_table(pair_syms, source))
 
 
 def dat_kallsyms(path: str) -> str:

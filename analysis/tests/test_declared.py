@@ -167,6 +167,65 @@ def test_bad_map_is_one_line_error(capsys: pytest.CaptureFixture[str], tmp_path:
     assert "cannot read" in capsys.readouterr().err
 
 
+def _check(v: dict[str, object], name: str) -> dict[str, str]:
+    c: dict[str, str] = next(c for c in v["checks"] if c["name"] == name)  # type: ignore[attr-defined]
+    return c
+
+
+def test_declared_pairs_bound_the_boot_pairs(capsys: pytest.CaptureFixture[str]) -> None:
+    """The map's built-in pair table (26 entries between the section
+    bounds): every boot pair event is a position in it; the positions that
+    ran nothing are named (tiu3, tiu4 after tiu2 failed; tia4 after tia3)."""
+    status, v = _verdict(capsys, "--system-map", MAP, os.path.join(CAPTURED, "patched-boot-declared.txt"))
+    c = _check(v, "declared-pairs")
+    assert status == 0 and c["state"] == "pass", c
+    assert c["note"].startswith("26 built-in pair(s) between __start___initexit_pairs")
+    assert "80 bytes each" in c["note"] and "23 ran an init or exit at boot; 3 ran nothing" in c["note"]
+    status, v = _verdict(capsys, "--system-map", MAP, os.path.join(CAPTURED, "broken-declared-pairs.txt"))
+    c = _check(v, "declared-pairs")
+    assert status == 1 and c["state"] == "fail" and "tin2_init ran as built-in pair 26" in str(c["findings"])
+    # A stock kernel's map has no table: the check says so.
+    stock = os.path.join(CAPTURED, "stock-boot.System.map")
+    status, v = _verdict(capsys, "--system-map", stock, os.path.join(CAPTURED, "stock-boot.txt"))
+    c = _check(v, "declared-pairs")
+    assert c["state"] == "skip" and "no built-in pair table" in c["note"]
+
+
+ENTRY = "ffffffff8217a680 d __initcall__kmod_core__420_2214_init_hw_perf_eventsearly\n"
+
+
+@pytest.mark.parametrize("table,error", [
+    ("ffffffff82112000 D __start___initexit_pairs\n", "not __stop___initexit_pairs"),
+    ("ffffffff82112000 D __stop___initexit_pairs\nffffffff82112050 D __start___initexit_pairs\n",
+     "below __start___initexit_pairs"),
+    ("ffffffff82112000 D __start___initexit_pairs\nffffffff82112000 d __UNIQUE_ID_initexit3\n"
+     "ffffffff82112030 d __UNIQUE_ID_initexit5\nffffffff82112051 D __stop___initexit_pairs\n",
+     "not a multiple of its 2 entries"),
+])
+def test_a_broken_pair_table_is_one_line_error(capsys: pytest.CaptureFixture[str], tmp_path: object,
+                                               table: str, error: str) -> None:
+    bad = os.path.join(str(tmp_path), "bad.map")
+    with open(bad, "w", encoding="utf-8") as f:
+        f.write(ENTRY + table)
+    assert main(["check", "-q", "--system-map", bad, os.path.join(CAPTURED, "stock-boot.txt")]) == 2
+    err = capsys.readouterr().err
+    assert error in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_pair_table_sizes() -> None:
+    names = ("ffffffff82112000 D __start___initexit_pairs\nffffffff82112000 d __UNIQUE_ID_initexit3\n"
+             "ffffffff82112000 r __UNIQUE_ID_initexit3_origin\nffffffff82112038 d __UNIQUE_ID_initexit5\n"
+             "ffffffff82112070 D __stop___initexit_pairs\n")
+    t = parse_map(ENTRY + names, "System.map", "x").pairs
+    assert t is not None and (t.count, t.entry_size) == (2, 56)  # a 32-bit kernel's entries
+    empty = parse_map(ENTRY + "ffffffff82112000 D __start___initexit_pairs\n"
+                      "ffffffff82112000 D __stop___initexit_pairs\n", "System.map", "x").pairs
+    assert empty is not None and (empty.count, empty.entry_size) == (0, 0)
+    hidden = parse_map(ENTRY.replace("ffffffff8217a680", "0" * 16) + "0000000000000000 D __start___initexit_pairs\n"
+                       "0000000000000000 D __stop___initexit_pairs\n", "kallsyms", "x").pairs
+    assert hidden is None  # kallsyms read without kptr rights: no table to bound
+
+
 def _stock_module_load() -> str:
     """A stock kernel's module load: trace-cmd prints the freed init as
     another symbol (as on Debian's kernel)."""
