@@ -16,7 +16,7 @@ dry_run_prints=('tar -xf /usr/src/linux-source-6.12.tar.xz' 'make -C .* tinyconf
 	'merge_config.sh' 'make -C .* bzImage modules' 'qemu-system-x86_64 .*-no-reboot'
 	'trace-cmd extract -o /tmp/out/boot.dat' 'trace-cmd record -e initcall -e module'
 	'trace-cmd report -N -t -i .*/boot.dat')
-ktap_plan $((4 * ${#entry_points[@]} + 2 * ${#missing_value[@]} + ${#dry_run_prints[@]} + 12))
+ktap_plan $((4 * ${#entry_points[@]} + 2 * ${#missing_value[@]} + ${#dry_run_prints[@]} + 14))
 
 for cmd in "${entry_points[@]}"; do
 	"$ROOT/$cmd" --help >"$tmp/o" 2>&1
@@ -57,8 +57,9 @@ ktap_check "--dry-run booted nothing (no console.log)" [ ! -e "$tmp/out/console.
 
 # The comparison with an earlier run: by default the newest earlier run-*
 # folder beside the output folder with the same --kernel.
-"$ROOT/scripts/run" --diff-with "$tmp" >"$tmp/o" 2>&1
-ktap_check "scripts/run --diff-with a folder without traces is a usage error" [ $? = 2 ]
+INITEXIT_CACHE=$tmp/cache "$ROOT/scripts/run" --dry-run --diff-with "$tmp" >"$tmp/o" 2>&1
+ktap_check "scripts/run --diff-with a folder without traces is a usage error" \
+	grep -q 'not a scripts/run output folder' "$tmp/o"
 runs=$tmp/runs
 mkdir -p "$runs/run-20260101-000000" "$runs/run-20260101-000001" "$runs/run-20260101-000002"
 printf '{"kernel": "patched"}\n' >"$runs/run-20260101-000000/meta.json"
@@ -75,6 +76,10 @@ ktap_check "... and a stock run with the newest earlier stock run" \
 INITEXIT_CACHE=$tmp/cache "$ROOT/scripts/run" --dry-run --no-diff --out "$runs/run-20260101-000003" >/dev/null 2>"$tmp/dry4"
 n=$(grep -c "analysis diff" "$tmp/dry4")
 ktap_check "--no-diff compares with nothing" [ "$n" = 0 ]
-"$ROOT/scripts/run" --no-diff --diff-with "$runs/run-20260101-000000" >/dev/null 2>&1
-ktap_check "--no-diff with --diff-with is a usage error" [ $? = 2 ]
+INITEXIT_CACHE=$tmp/cache "$ROOT/scripts/run" --dry-run --no-diff --diff-with "$runs/run-20260101-000000" >"$tmp/o" 2>&1
+ktap_check "--no-diff with --diff-with is a usage error" grep -q 'contradict' "$tmp/o"
+INITEXIT_CACHE=$tmp/cache "$ROOT/scripts/run" --dry-run --out "$runs/run-20260101-000000" \
+	--diff-with "$runs/run-20260101-000000" >"$tmp/o" 2>&1
+ktap_check "--diff-with the output folder itself is a usage error" grep -q 'output folder itself' "$tmp/o"
+ktap_check "... that removed nothing from it" [ -f "$runs/run-20260101-000000/boot.report.txt" ]
 ktap_finish
