@@ -830,11 +830,17 @@ def check_declared_pairs(cap: Capture) -> CheckResult:
         return _result(name, (), applicable=False,
                        note="dmesg names no pair positions (a trace has them as idx=)")
     truth = f"{table.describe(d.order.source)} in {d.order.truth}"
+    boot_pairs = [s for s in cap.spans
+                  if s.path is _BOOT and s.kind in (_PAIR_INIT, _PAIR_EXIT) and s.idx is not None]
+    if table.count == 0 and boot_pairs:
+        return _result(name, (), applicable=False,
+                       note=f"{truth}, but the capture has boot pairs: the entries' symbols are not "
+                            "__UNIQUE_ID_initexitN here (renamed by the compiler or LTO?), so the table "
+                            "cannot be counted")
     seen: dict[int, Span] = {}
     findings = []
-    for s in cap.spans:
-        if s.path is not _BOOT or s.kind not in (_PAIR_INIT, _PAIR_EXIT) or s.idx is None:
-            continue
+    for s in boot_pairs:
+        assert s.idx is not None
         if s.idx >= table.count and s.idx not in seen:
             findings.append(Finding(name, f"{s.func} ran as built-in pair {s.idx}, but {d.order.truth} declares {table.count}: "
                                           "the map is another kernel's, or the table was read past its end",

@@ -217,10 +217,22 @@ def test_pair_table_sizes() -> None:
              "ffffffff82112000 r __UNIQUE_ID_initexit3_origin\nffffffff82112038 d __UNIQUE_ID_initexit5\n"
              "ffffffff82112070 D __stop___initexit_pairs\n")
     t = parse_map(ENTRY + names, "System.map", "x").pairs
-    assert t is not None and (t.count, t.entry_size) == (2, 56)  # a 32-bit kernel's entries
+    assert t is not None and (t.count, t.entry_size) == (2, 56)  # 56-byte entries, as on 32-bit
     empty = parse_map(ENTRY + "ffffffff82112000 D __start___initexit_pairs\n"
                       "ffffffff82112000 D __stop___initexit_pairs\n", "System.map", "x").pairs
     assert empty is not None and (empty.count, empty.entry_size) == (0, 0)
+    # Bounds but no entry symbol the check can count, with boot pairs in
+    # the capture: not a finding per pair, a skip that says why.
+    with open(MAP, encoding="utf-8") as f:
+        renamed = f.read().replace("__UNIQUE_ID_initexit", "__UNIQUE_ID_initexit.llvm.")
+    order = parse_map(renamed, "System.map", "renamed.map")
+    assert order.pairs is not None and order.pairs.count == 0
+    from analysis.checks import check_declared_pairs
+    from analysis.declared import with_declared
+    with open(os.path.join(CAPTURED, "patched-boot-declared.txt"), encoding="utf-8") as f:
+        cap = with_declared(build_capture(parse_text(f.read())), order)
+    r = check_declared_pairs(cap)
+    assert r.state.value == "skip" and "cannot be counted" in r.note, r
     hidden = parse_map(ENTRY.replace("ffffffff8217a680", "0" * 16) + "0000000000000000 D __start___initexit_pairs\n"
                        "0000000000000000 D __stop___initexit_pairs\n", "kallsyms", "x").pairs
     assert hidden is None  # kallsyms read without kptr rights: no table to bound
