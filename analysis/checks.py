@@ -835,7 +835,7 @@ def check_declared_pairs(cap: Capture) -> CheckResult:
     if table.count == 0 and boot_pairs:
         return _result(name, (), applicable=False,
                        note=f"{truth}, but the capture has boot pairs: the entries' symbols are not "
-                            "__UNIQUE_ID_initexitN here (renamed by the compiler or LTO?), so the table "
+                            "__UNIQUE_ID_initexitN or __initexit_pair__* here (renamed by the compiler?), so the table "
                             "cannot be counted")
     seen: dict[int, Span] = {}
     findings = []

@@ -10,7 +10,8 @@ call followed.
 
 On the series' kernels the map also bounds the built-in pair table: the
 entries between ``__start___initexit_pairs`` and ``__stop___initexit_pairs``
-(one static ``__UNIQUE_ID_initexitN`` each) are every pair declared with
+(one static ``__UNIQUE_ID_initexitN`` each, ``__initexit_pair__*`` with Clang
+LTO) are every pair declared with
 module_init_exit() in built-in code, and a boot pair event's ``idx`` is a
 position in that table.
 
@@ -121,10 +122,13 @@ class PairTable:
 
 PAIRS_START = "__start___initexit_pairs"
 PAIRS_STOP = "__stop___initexit_pairs"
-PAIR_ENTRY_RE = re.compile(r"__UNIQUE_ID_initexit\d+$")
-"""One built-in pair's static ``struct initexit_pair`` (module_init_exit()
-names it with __UNIQUE_ID(initexit); its name strings and references have
-suffixes, such as ``__UNIQUE_ID_initexit7_origin``)."""
+PAIR_ENTRY_PREFIXES = ("__UNIQUE_ID_initexit", "__initexit_pair__")
+PAIR_ENTRY_RE = re.compile(r"(?:__UNIQUE_ID_initexit\d+|__initexit_pair__\S*__\d+_\d+)$")
+"""One built-in pair's static ``struct initexit_pair``: module_init_exit()
+names it ``__UNIQUE_ID_initexit<counter>``, or with Clang LTO (where each
+entry has a section of its own) ``__initexit_pair__kmod_<name>__<counter>_<line>``;
+its name strings and references have suffixes, such as
+``__UNIQUE_ID_initexit7_origin``."""
 
 
 def _pair_table(symbols: list[tuple[int, int, str]], source: str) -> Optional[PairTable]:
@@ -186,7 +190,7 @@ def parse_map(text: str, truth: str, source: str) -> DeclaredOrder:
         if m.group(4) is not None:
             continue  # a module's symbol: modules have no initcall entries
         name = m.group(3)
-        if name.startswith(("__UNIQUE_ID_initexit", PAIRS_START, PAIRS_STOP)):
+        if name.startswith((*PAIR_ENTRY_PREFIXES, PAIRS_START, PAIRS_STOP)):
             pair_syms.append((int(m.group(1), 16), n, name))
             continue
         s = INITCALL_SYMBOL_RE.match(name)

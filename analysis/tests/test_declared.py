@@ -218,6 +218,11 @@ def test_pair_table_sizes() -> None:
              "ffffffff82112070 D __stop___initexit_pairs\n")
     t = parse_map(ENTRY + names, "System.map", "x").pairs
     assert t is not None and (t.count, t.entry_size) == (2, 56)  # 56-byte entries, as on 32-bit
+    # With Clang LTO the entries are named for their section (initexit.h).
+    lto = names.replace("__UNIQUE_ID_initexit3", "__initexit_pair__kmod_tie_b__3_22").replace(
+        "__UNIQUE_ID_initexit5", "__initexit_pair__kmod_tie_a__5_22")
+    t = parse_map(ENTRY + lto, "System.map", "x").pairs
+    assert t is not None and (t.count, t.entry_size) == (2, 56)
     empty = parse_map(ENTRY + "ffffffff82112000 D __start___initexit_pairs\n"
                       "ffffffff82112000 D __stop___initexit_pairs\n", "System.map", "x").pairs
     assert empty is not None and (empty.count, empty.entry_size) == (0, 0)

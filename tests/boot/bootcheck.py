@@ -65,9 +65,13 @@ UNWIND = "lib/test_initexit_unwind"
 NEIGHBOUR = "lib/test_initexit_neighbour/test_initexit_unwind"
 ADJACENT = "lib/test_initexit_adjacent"
 KEEP = "lib/test_initexit_keep"
+#: A pair each at priority 30, linked tie_b.o first (lib/test_initexit_tie/
+#: Makefile), the reverse of name order: the tie must follow link order.
+TIE_B = "lib/test_initexit_tie/tie_b"
+TIE_A = "lib/test_initexit_tie/tie_a"
 
 #: Every built-in pair of a kernel built with CONFIG_TEST_INITEXIT_BOOT (the
-#: project's configuration declares no other): the three objects of the lib
+#: project's configuration declares no other): the seven objects of the lib
 #: test patch, in link order (lib/Makefile) and declaration order.
 #: tests/boot/test_reference.py ties this table to the patch.
 BUILTIN_PAIRS = (
@@ -97,6 +101,8 @@ BUILTIN_PAIRS = (
     Pair(KEEP, "tik0", 6),
     Pair(KEEP, "tik1", 7, has_exit=False),
     Pair(KEEP, "tik2", 8),
+    Pair(TIE_B, "tit_b", 30),
+    Pair(TIE_A, "tit_a", 30),
 )
 
 #: The kernel's sorted built-in table: ascending priority, ties in link

@@ -301,7 +301,7 @@ def test_order_check_catches_extra_exit() -> None:
     # A built-in object that did not fail must see no exit at boot.
     report = text(PATCHED)
     line = next(x for x in report.splitlines(keepends=True) if "exit_start:" in x and "func=tia0_exit" in x)
-    extra = line.replace("origin=lib/test_initexit_adjacent idx=9 prio=1 func=tia0_exit", "origin=lib/test_initexit_order idx=25 prio=2147483647 func=tio_max_exit")
+    extra = line.replace("origin=lib/test_initexit_adjacent idx=9 prio=1 func=tia0_exit", "origin=lib/test_initexit_order idx=27 prio=2147483647 func=tio_max_exit")
     problems = bootcheck.check_builtin_order(evs(report + extra))
     assert any(p.startswith("lib/test_initexit_order events:") for p in problems), problems
 
@@ -317,16 +317,16 @@ def test_pair_check_passes_on_real_captures() -> None:
 
 
 def test_pair_check_catches_wrong_count() -> None:
-    dmesg = re.sub(r"ordered 26 built-in pairs", "ordered 27 built-in pairs", text("patched-dmesg.txt"))
+    dmesg = re.sub(r"ordered 28 built-in pairs", "ordered 29 built-in pairs", text("patched-dmesg.txt"))
     problems = bootcheck.check_builtin_pairs(evs(text(PATCHED)), dmesg)
-    assert any("ordered 27 built-in pairs, the test objects declare 26" in p for p in problems), problems
-    assert any("the trace shows 23 and dmesg reports 3 skipped" in p for p in problems), problems
+    assert any("ordered 29 built-in pairs, the test objects declare 28" in p for p in problems), problems
+    assert any("the trace shows 25 and dmesg reports 3 skipped" in p for p in problems), problems
 
 
 def test_pair_check_catches_pair_missing_from_trace() -> None:
     bad = drop_lines(text(PATCHED), r"func=tin2_init")
     problems = bootcheck.check_builtin_pairs(evs(bad), text("patched-dmesg.txt"))
-    assert any("the trace shows 22 and dmesg reports 3 skipped" in p for p in problems), problems
+    assert any("the trace shows 24 and dmesg reports 3 skipped" in p for p in problems), problems
 
 
 def test_pair_check_catches_unreported_skip() -> None:
@@ -336,11 +336,11 @@ def test_pair_check_catches_unreported_skip() -> None:
 
 
 def test_pair_check_catches_unknown_pair() -> None:
-    # A 19th built-in pair ran (and the kernel counted it).
+    # A 29th built-in pair ran (and the kernel counted it).
     report = text(PATCHED)
     line = next(x for x in report.splitlines(keepends=True) if "init_start:" in x and "func=tio_max_init" in x)
-    extra = line.replace("origin=lib/test_initexit_order idx=25", "origin=other idx=26")
-    dmesg = text("patched-dmesg.txt").replace("ordered 26 built-in", "ordered 27 built-in")
+    extra = line.replace("origin=lib/test_initexit_order idx=27", "origin=other idx=28")
+    dmesg = text("patched-dmesg.txt").replace("ordered 28 built-in", "ordered 29 built-in")
     problems = bootcheck.check_builtin_pairs(evs(report + extra), dmesg)
     assert any("expected idx=" in p for p in problems), problems
 

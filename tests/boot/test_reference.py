@@ -79,9 +79,9 @@ def test_builtin_pairs_match_the_series() -> None:
         for m in re.finditer(rf"^\+{macro}\((\w+), (-?\w+)\);$", text, re.M):
             prio = consts[m.group(2)] if m.group(2) in consts else int(m.group(2))
             declared.append((origin, prefix + m.group(1), prio, True, True))
-    # test_initexit_adjacent.c and test_initexit_keep.c declare their pairs
-    # one by one (tia1 has no init, tik1 no exit).
-    for origin in (bootcheck.ADJACENT, bootcheck.KEEP):
+    # test_initexit_adjacent.c, test_initexit_keep.c and the two tie files
+    # declare their pairs one by one (tia1 has no init, tik1 no exit).
+    for origin in (bootcheck.ADJACENT, bootcheck.KEEP, bootcheck.TIE_B, bootcheck.TIE_A):
         body = text[text.index(f"+++ b/{origin}.c\n"):]
         body = body[:body.index("\ndiff --git")] if "\ndiff --git" in body else body
         for m in re.finditer(r"^\+module_init_exit\((-?\d+), (\w+), (\w+)\);$", body, re.M):
@@ -93,9 +93,14 @@ def test_builtin_pairs_match_the_series() -> None:
     assert got == declared
     assert ("test_initexit_order.o \\\n+\t\t\t\t    test_initexit_unwind.o \\\n"
             "+\t\t\t\t    test_initexit_neighbour/ \\\n+\t\t\t\t    test_initexit_adjacent.o \\\n"
-            "+\t\t\t\t    test_initexit_keep.o") in text
+            "+\t\t\t\t    test_initexit_keep.o \\\n+\t\t\t\t    test_initexit_tie/\n") in text
+    # The tie files are linked in the reverse of their names' order.
+    assert "+obj-y += tie_b.o tie_a.o\n" in text
+    assert bootcheck.TIE_B.rsplit("/", 1)[0] == bootcheck.TIE_A.rsplit("/", 1)[0] == "lib/test_initexit_tie"
+    assert bootcheck.TIE_A < bootcheck.TIE_B
     # Each origin is a file of the patch: KBUILD_MODFILE is its path without ".c".
-    for origin in (bootcheck.ORDER, bootcheck.UNWIND, bootcheck.NEIGHBOUR, bootcheck.ADJACENT, bootcheck.KEEP):
+    for origin in (bootcheck.ORDER, bootcheck.UNWIND, bootcheck.NEIGHBOUR, bootcheck.ADJACENT, bootcheck.KEEP,
+                   bootcheck.TIE_B, bootcheck.TIE_A):
         assert f"+++ b/{origin}.c\n" in text, origin
     # The neighbour shares the unwind test's KBUILD_MODNAME (its file name).
     assert bootcheck.NEIGHBOUR.rsplit("/", 1)[1] == bootcheck.UNWIND.rsplit("/", 1)[1]

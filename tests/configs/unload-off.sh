@@ -3,8 +3,18 @@
 # (CONFIG_MODULE_UNLOAD=n): a failed load still unwinds, through pair exits
 # and through module_exit(), which the loader keeps in init memory until the
 # load ends; the undoable-init rule still refuses initexit_undoable. KTAP on
-# stdout; exit 1 when a case failed.
+# stdout and in ktap/unload-off.tap; exit 1 when a case failed.
 set -eu
+# Run as ktap-runner.sh runs tests/guest/: KTAP in ktap/unload-off.tap, the
+# status in unload-off.exit (scripts/check-configs judges them).
+if [ -z "${INITEXIT_CONFIG_TEST:-}" ]; then
+	mkdir -p "$INITEXIT_OUT/ktap"
+	rc=0
+	INITEXIT_CONFIG_TEST=1 sh "$0" >"$INITEXIT_OUT/ktap/unload-off.tap" 2>&1 || rc=$?
+	cat "$INITEXIT_OUT/ktap/unload-off.tap"
+	echo "$rc" >"$INITEXIT_OUT/ktap/unload-off.exit"
+	exit "$rc"
+fi
 . "${INITEXIT_TESTS:-/initexit/tests/guest}/ktap.inc"
 ktap_plan 5
 
