@@ -397,6 +397,38 @@ def check_builtin_unwind(events: list[Ev], fail_at: int = 2) -> list[str]:
     return problems
 
 
+BOOT_LOG_MARK = "initexit-boot-test: "
+
+
+def check_boot_log(dmesg: str, fail_at: int = 2, blacklisted: frozenset[str] = frozenset()) -> list[str]:
+    """The test objects' own log lines ("initexit-boot-test: <KBUILD_MODNAME>
+    init|exit <name>", one per init and exit they run) are exactly those the
+    reference model's boot walk makes, in its order.  Needs no trace: this
+    is the check of a boot whose kernel has no trace-cmd guest (the i386,
+    arm64 and riscv64 builds of scripts/check-configs), and one more on
+    every boot that has one.  Without the classic initcalls the model
+    assumes none ran between two pairs of one band; for the test objects
+    that changes only which call a notice names, not which exits run.  A
+    blacklisted init is not called, so it logs nothing."""
+    got = [line.split(BOOT_LOG_MARK, 1)[1].strip() for line in dmesg.splitlines() if BOOT_LOG_MARK in line]
+    want = []
+    for st in series.boot(model_pairs(fail_at), blacklisted).steps:
+        func = st.pair.init if st.kind == "init" else st.pair.exit
+        assert func is not None
+        if func in blacklisted:
+            continue
+        name = func.rsplit("_", 1)[0]
+        want.append(f"{st.pair.origin.rsplit('/', 1)[1]} {st.kind} {name}")
+    if got == want:
+        return []
+    if not got:
+        return [f"no '{BOOT_LOG_MARK}' line in the log: not a kernel with CONFIG_TEST_INITEXIT_BOOT, "
+                "or the console lost them (loglevel)"]
+    n = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
+    return [f"the test objects' log differs from the model at line {n + 1} of {len(want)}: "
+            f"got {got[n] if n < len(got) else '(end)'!r}, expected {want[n] if n < len(want) else '(end)'!r}"]
+
+
 def check_builtin_pairs(events: list[Ev], dmesg: str, blacklisted: frozenset[str] = frozenset(),
                         fail_at: int = 2) -> list[str]:
     """Every built-in pair is accounted for.  The kernel's "initexit: ordered

@@ -424,3 +424,26 @@ def test_patched_stock_diff_check() -> None:
     assert bootcheck.check_patched_stock_diff(run_diff("stock-boot.report.txt", PATCHED)) != []
     bad = drop_lines(text(PATCHED), r"func=ksysfs_init\+")
     assert bootcheck.check_patched_stock_diff(diff_json(bad, text("stock-boot.report.txt"))) != []
+
+
+# --- the test objects' own log lines (the check of boots without a trace) ---
+
+
+def test_boot_log_check_passes_on_real_dmesg() -> None:
+    assert bootcheck.check_boot_log(text("patched-dmesg.txt")) == []
+    assert bootcheck.check_boot_log(text("blacklist-dmesg.txt"),
+                                    blacklisted=frozenset({"tio_blacklist_me_init"})) == []
+
+
+def test_boot_log_check_catches_tie_in_name_order() -> None:
+    # tit_a before tit_b: the tie across two files in name order.
+    bad = swap_lines(text("patched-dmesg.txt"), "initexit-boot-test: tie_b init tit_b",
+                     "initexit-boot-test: tie_a init tit_a")
+    problems = bootcheck.check_boot_log(bad)
+    assert problems and "got 'tie_a init tit_a', expected 'tie_b init tit_b'" in problems[0], problems
+
+
+def test_boot_log_check_catches_missing_unwind_and_no_lines() -> None:
+    bad = drop_lines(text("patched-dmesg.txt"), r"initexit-boot-test: test_initexit_adjacent exit tia0")
+    assert bootcheck.check_boot_log(bad), "a missing unwind exit passed"
+    assert "no 'initexit-boot-test: ' line" in bootcheck.check_boot_log("Linux version 6.12\n")[0]
