@@ -24,13 +24,13 @@ import bootcheck
 import initcall_debug
 
 
-def run_dir(var: str) -> pathlib.Path:
+def run_dir(var: str, needs: str = "boot.report.txt") -> pathlib.Path:
     value = os.environ.get(var)
     if not value:
         pytest.fail(f"{var} is not set: run tests/boot through scripts/test")
     path = pathlib.Path(value)
-    if not (path / "boot.report.txt").is_file():
-        pytest.fail(f"{path}/boot.report.txt missing: the boot in {path} did not bring its trace home")
+    if not (path / needs).is_file():
+        pytest.fail(f"{path}/{needs} missing: the boot in {path} did not bring it home")
     return path
 
 
@@ -42,12 +42,7 @@ def test_boot_log_follows_the_model() -> None:
     # The test objects' own "initexit-boot-test:" lines, from dmesg alone:
     # scripts/check-configs runs only this on the i386, arm64 and riscv64
     # boots (no trace there; its dmesg.txt is the serial console).
-    value = os.environ.get("INITEXIT_RUN_DIR")
-    if not value:
-        pytest.fail("INITEXIT_RUN_DIR is not set: run tests/boot through scripts/test")
-    dmesg = pathlib.Path(value) / "dmesg.txt"
-    if not dmesg.is_file():
-        pytest.fail(f"{dmesg} missing: the boot brought no kernel log home")
+    dmesg = run_dir("INITEXIT_RUN_DIR", needs="dmesg.txt") / "dmesg.txt"
     assert bootcheck.check_boot_log(dmesg.read_text(errors="replace")) == []
 
 
