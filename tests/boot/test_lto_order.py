@@ -1,0 +1,103 @@
+"""The two guards of the pairs' link order under Clang LTO, run on small
+objects on the host (the lto configuration of scripts/check-configs builds
+and boots the real thing):
+
+- the series' scripts/generate_initcall_order.pl lists each pair's section
+  in link order and refuses two pairs whose sections share a name (same
+  KBUILD_MODNAME, counter and line: one rule would collect both);
+- INITEXIT_PAIRS() of include/asm-generic/vmlinux.lds.h fails the link on a
+  pair section the script did not list, with GNU ld and with ld.lld.
+
+Both read the patched tree that scripts/test's boot unpacked.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+
+import pytest
+
+
+def patched_tree() -> pathlib.Path:
+    cache = os.environ.get("INITEXIT_CACHE") or str(
+        pathlib.Path(os.environ.get("XDG_CACHE_HOME") or pathlib.Path.home() / ".cache") / "initexit")
+    tree = pathlib.Path(os.environ.get("INITEXIT_PATCHED_TREE") or pathlib.Path(cache) / "linux-patched")
+    if not (tree / "include/linux/initexit.h").is_file():
+        pytest.skip(f"no patched tree at {tree}: scripts/test's boot unpacks one")
+    return tree
+
+
+def obj(tmp: pathlib.Path, name: str, decls: str) -> pathlib.Path:
+    (tmp / f"{name}.c").write_text(decls)
+    subprocess.run(["gcc", "-c", "-o", str(tmp / f"{name}.o"), str(tmp / f"{name}.c")], check=True)
+    return tmp / f"{name}.o"
+
+
+def pair(symbol: str) -> str:
+    return f"static int {symbol} __attribute__((used)) = 1;\n"
+
+
+def order_script(tmp: pathlib.Path, *objs: pathlib.Path) -> subprocess.CompletedProcess[str]:
+    script = patched_tree() / "scripts/generate_initcall_order.pl"
+    return subprocess.run(["perl", str(script), *[o.name for o in objs]], cwd=tmp, text=True,
+                          capture_output=True, env={**os.environ, "NM": "nm", "objtree": str(tmp)})
+
+
+def test_order_script_lists_pairs_in_link_order(tmp_path: pathlib.Path) -> None:
+    # Two files, the second's name sorting first; the per-pair helper symbols
+    # (_init_name, ...) are not entries.
+    b = obj(tmp_path, "b", pair("__initexit_pair__zed__4_20") + pair("__initexit_pair__zed__9_30")
+            + pair("__initexit_pair__zed__4_20_init_name"))
+    a = obj(tmp_path, "a", pair("__initexit_pair__abc__2_10"))
+    r = order_script(tmp_path, b, a)
+    assert r.returncode == 0, r.stderr
+    rules = re.findall(r"\*\(__initexit_pairs\.\.(\S+)\)", r.stdout)
+    assert rules == ["__initexit_pair__zed__4_20", "__initexit_pair__zed__9_30", "__initexit_pair__abc__2_10"]
+    assert "__initexit_pairs : {" in r.stdout
+
+
+def test_order_script_refuses_two_pairs_of_one_name(tmp_path: pathlib.Path) -> None:
+    # Same KBUILD_MODNAME ("core", as 138 core.c files have), counter and line
+    # in two objects: local symbols, so the link would not object.
+    a = obj(tmp_path, "a", pair("__initexit_pair__core__3_10"))
+    other = obj(tmp_path, "other", pair("__initexit_pair__core__5_10"))
+    b = obj(tmp_path, "b", pair("__initexit_pair__core__3_10"))
+    r = order_script(tmp_path, a, other, b)
+    assert r.returncode != 0
+    assert "two module_init_exit() pairs are named __initexit_pair__core__3_10" in r.stderr
+    assert "SECTIONS" not in r.stdout
+
+
+def pairs_lds(tmp: pathlib.Path) -> pathlib.Path:
+    """A linker script whose only output section holds INITEXIT_PAIRS(), the
+    macro's text as the series' vmlinux.lds.h defines it."""
+    header = (patched_tree() / "include/asm-generic/vmlinux.lds.h").read_text()
+    m = re.search(r"^#define INITEXIT_PAIRS\(\)\s*\\\n((?:.*\\\n)*.*\n)", header, re.M)
+    assert m, "no INITEXIT_PAIRS() in vmlinux.lds.h"
+    lds = tmp / "pairs.lds"
+    lds.write_text("SECTIONS {\n .init.data : {\n" + m.group(1).replace("\\\n", "\n") + "\n }\n}\n")
+    return lds
+
+
+def section_obj(tmp: pathlib.Path, name: str, section: str) -> pathlib.Path:
+    return obj(tmp, name, f'static int x __attribute__((used, section("{section}"))) = 1;\n')
+
+
+@pytest.mark.parametrize("linker", ["ld", "ld.lld"])
+def test_an_unlisted_pair_section_fails_the_link(tmp_path: pathlib.Path, linker: str) -> None:
+    if shutil.which(linker) is None:
+        pytest.fail(f"{linker} is not installed (scripts/test installs binutils and lld)")
+    lds = pairs_lds(tmp_path)
+    listed = section_obj(tmp_path, "listed", "__initexit_pairs")
+    unlisted = section_obj(tmp_path, "unlisted", "__initexit_pairs..__initexit_pair__m__1_2")
+    ok = subprocess.run([linker, "-T", str(lds), "-o", str(tmp_path / "ok"), str(listed)],
+                        capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
+    bad = subprocess.run([linker, "-T", str(lds), "-o", str(tmp_path / "bad"), str(listed), str(unlisted)],
+                         capture_output=True, text=True)
+    assert bad.returncode != 0
+    assert "a pair's section is not in the initcall order" in bad.stderr
