@@ -6,7 +6,9 @@ and boots the real thing):
   in link order and refuses two pairs whose sections share a name (same
   KBUILD_MODNAME, counter and line: one rule would collect both);
 - INITEXIT_PAIRS() of include/asm-generic/vmlinux.lds.h fails the link on a
-  pair section the script did not list, with GNU ld and with ld.lld.
+  pair section the script did not list, with GNU ld and with ld.lld;
+- the two links of an LTO build (`ld -r` of vmlinux.a with the script's
+  rules, then INITEXIT_PAIRS()) put a table in link order.
 
 Both read the patched tree that scripts/test's boot unpacked.
 """
@@ -68,8 +70,39 @@ def test_order_script_refuses_two_pairs_of_one_name(tmp_path: pathlib.Path) -> N
     b = obj(tmp_path, "b", pair("__initexit_pair__core__3_10"))
     r = order_script(tmp_path, a, other, b)
     assert r.returncode != 0
-    assert "two module_init_exit() pairs are named __initexit_pair__core__3_10" in r.stderr
+    m = re.search(r"pairs in (\S+) and (\S+) are both named __initexit_pair__core__3_10", r.stderr)
+    assert m, r.stderr
+    assert [pathlib.Path(p).name for p in m.groups()] == ["a.o", "b.o"]
+    assert "move one of them to another line" in r.stderr
     assert "SECTIONS" not in r.stdout
+
+
+def archive(tmp: pathlib.Path, name: str, *objs: pathlib.Path, thin: bool = True) -> pathlib.Path:
+    """An archive of objs (thin, as vmlinux.a is, or not)."""
+    ar = tmp / name
+    subprocess.run(["ar", "cDPrST" if thin else "cDPrS", str(ar), *[str(o) for o in objs]], cwd=tmp, check=True)
+    return ar
+
+
+@pytest.mark.parametrize("thin", [True, False])
+def test_order_script_reads_archive_members(tmp_path: pathlib.Path, thin: bool) -> None:
+    # vmlinux.a: the members in link order, a duplicate across two members
+    # named by member.
+    (tmp_path / "d1").mkdir()
+    (tmp_path / "d2").mkdir()
+    b = obj(tmp_path, "d1/core", pair("__initexit_pair__core__0_4"))
+    a = obj(tmp_path, "d2/main", pair("__initexit_pair__main__2_9"))
+    ok = order_script(tmp_path, archive(tmp_path, "ok.a", b.relative_to(tmp_path), a.relative_to(tmp_path), thin=thin))
+    assert ok.returncode == 0, ok.stderr
+    assert re.findall(r"\*\(__initexit_pairs\.\.(\S+)\)", ok.stdout) == [
+        "__initexit_pair__core__0_4", "__initexit_pair__main__2_9"]
+    dup = obj(tmp_path, "d2/core", pair("__initexit_pair__core__0_4"))
+    bad = order_script(tmp_path, archive(tmp_path, "bad.a", b.relative_to(tmp_path), dup.relative_to(tmp_path), thin=thin))
+    assert bad.returncode != 0
+    m = re.search(r"pairs in (\S+) and (\S+) are both named __initexit_pair__core__0_4", bad.stderr)
+    assert m, bad.stderr
+    if thin:  # vmlinux.a is thin; GNU nm names a full-path member of a normal archive oddly ("d1")
+        assert [p.split("/")[-2:] for p in m.groups()] == [["d1", "core.o"], ["d2", "core.o"]]
 
 
 def pairs_lds(tmp: pathlib.Path) -> pathlib.Path:
@@ -100,4 +133,39 @@ def test_an_unlisted_pair_section_fails_the_link(tmp_path: pathlib.Path, linker:
     bad = subprocess.run([linker, "-T", str(lds), "-o", str(tmp_path / "bad"), str(listed), str(unlisted)],
                          capture_output=True, text=True)
     assert bad.returncode != 0
-    assert "a pair's section is not in the initcall order" in bad.stderr
+    assert "initexit: pair section not in .tmp_initcalls.lds" in bad.stderr
+
+
+def lto_pair(symbol: str) -> str:
+    """An entry as an LTO build lays it out: a section named after it."""
+    return f'static long {symbol} __attribute__((used, section("__initexit_pairs..{symbol}"))) = 1;\n'
+
+
+@pytest.mark.parametrize("linker", ["ld", "ld.lld"])
+def test_the_two_links_keep_link_order(tmp_path: pathlib.Path, linker: str) -> None:
+    # As Makefile.vmlinux_o and the final link do: the script's rules for
+    # `ld -r` of vmlinux.a into vmlinux.o, then INITEXIT_PAIRS(). The table
+    # is in link order (the second file's name sorts first; within a file,
+    # declaration order although GCC emits static data in reverse), and
+    # nothing is left for the catch-all.
+    if shutil.which(linker) is None:
+        pytest.fail(f"{linker} is not installed (scripts/test installs binutils and lld)")
+    z = obj(tmp_path, "zed", lto_pair("__initexit_pair__zed__1_10") + lto_pair("__initexit_pair__zed__2_11"))
+    a = obj(tmp_path, "abc", lto_pair("__initexit_pair__abc__1_5"))
+    lib = archive(tmp_path, "vmlinux.a", z.relative_to(tmp_path), a.relative_to(tmp_path))
+    r = order_script(tmp_path, lib)
+    assert r.returncode == 0, r.stderr
+    (tmp_path / "initcalls.lds").write_text(r.stdout)
+    subprocess.run([linker, "-r", "-T", "initcalls.lds", "-o", "vmlinux.o", "--whole-archive", "vmlinux.a"],
+                   cwd=tmp_path, check=True, capture_output=True)
+    out = subprocess.run([linker, "-T", str(pairs_lds(tmp_path)), "-o", "vmlinux", "vmlinux.o"],
+                         cwd=tmp_path, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    syms = subprocess.run(["nm", "vmlinux"], cwd=tmp_path, check=True, capture_output=True, text=True).stdout
+    addr = {line.split()[-1]: int(line.split()[0], 16) for line in syms.splitlines() if len(line.split()) == 3}
+    start, stop = addr["__start___initexit_pairs"], addr["__stop___initexit_pairs"]
+    assert addr["__initexit_pairs_unlisted"] == stop
+    entries = sorted((a, n) for n, a in addr.items() if n.startswith("__initexit_pair__") and start <= a < stop)
+    assert [n for _, n in entries] == [
+        "__initexit_pair__zed__1_10", "__initexit_pair__zed__2_11", "__initexit_pair__abc__1_5"]
+    assert stop - start == 3 * 8
