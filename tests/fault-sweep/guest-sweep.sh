@@ -1,11 +1,12 @@
 #!/bin/sh
-# NOT part of scripts/test yet: run it with
-#   scripts/run --guest-script tests/fault-sweep/guest-sweep.sh --timeout 1800
-# Status (tests/evidence/fault-sweep.txt): the sweep itself runs (the stack
-# filter keeps it to the modules' own allocations, ~20 s per module under
-# TCG), but its leak check reports a leak after nearly every step, on the
-# goto-ladder module as on the pair modules: the slab counts it compares
-# move for reasons the tool does not yet tell apart from a leak.
+# NOT part of scripts/test yet (tests/evidence/fault-sweep.txt says why: a
+# leak in stock mm/slub.c fails every module that creates a slab cache).
+# Run it in a boot of its own:
+#   scripts/run --guest-script tests/fault-sweep/guest-sweep.sh --timeout 1800 \
+#       --append "slub_debug=F slab_nomerge"
+# (the slab counts are exact only with slub_debug=F). KTAP on stdout and in
+# ktap/fault-sweep.tap, the status in ktap/fault-sweep.exit; each module's
+# own sweep in fault-sweep/MOD.tap (the host's OUT/guest/fault-sweep/).
 #
 # Fault-injection sweep (issue 17): fault-sweep (tests/guest/tools/) makes
 # every fault-injectable allocation of a load fail in turn, N = 1, 2, ...,
@@ -31,11 +32,19 @@
 # it and name the leak. Each sweep's KTAP output is kept in
 # $INITEXIT_OUT/fault-sweep/ (the host's OUT/guest/fault-sweep/).
 set -eu
+if [ -z "${INITEXIT_SWEEP_RUN:-}" ]; then
+	mkdir -p "$INITEXIT_OUT/ktap"
+	rc=0
+	INITEXIT_SWEEP_RUN=1 sh "$0" >"$INITEXIT_OUT/ktap/fault-sweep.tap" 2>/dev/console || rc=$?
+	cat "$INITEXIT_OUT/ktap/fault-sweep.tap"
+	echo "$rc" >"$INITEXIT_OUT/ktap/fault-sweep.exit"
+	exit "$rc"
+fi
 # shellcheck source=../guest/ktap.inc
 . "${INITEXIT_TESTS:-/initexit/tests/guest}/ktap.inc"
 
 MODULES="initexit_order initexit_fail initexit_state initexit_sweep_pairs initexit_sweep_single fuse"
-ktap_plan $(($(echo "$MODULES" | wc -w) + 3))
+ktap_plan $(($(echo "$MODULES" | wc -w) + 2))
 
 SAVE=${INITEXIT_OUT:-$WORK}/fault-sweep
 mkdir -p "$SAVE"
@@ -43,7 +52,6 @@ if [ ! -w /proc/thread-self/fail-nth ]; then
 	for m in $MODULES; do ktap_skip "fault-sweep $m" "no /proc/thread-self/fail-nth: CONFIG_FAULT_INJECTION is not set"; done
 	ktap_skip "fault-sweep finds the planted ladder leak" "CONFIG_FAULT_INJECTION is not set"
 	ktap_skip "fault-sweep --help and usage" "CONFIG_FAULT_INJECTION is not set"
-	ktap_skip "the boot log survives the sweeps" "CONFIG_FAULT_INJECTION is not set"
 	ktap_finish
 	exit
 fi
@@ -67,7 +75,7 @@ done
 sweep initexit_sweep_single ladder_bug=1 initexit_sweep_single-ladder_bug
 t=$SAVE/initexit_sweep_single-ladder_bug.tap
 if [ "$SWEEP_RC" = 1 ] && grep -q '^not ok .*proc.*LEAK' "$t" && grep -q '^# slab kmalloc-4k: .*(+1)' "$t"; then
-	ktap_ok "fault-sweep finds the planted ladder leak (initexit_sweep_single ladder_bug=1: $(grep -c '^not ok .*LEAK' "$t") step(s) leak kmalloc-4k)"
+	ktap_ok "fault-sweep finds the planted ladder leak (initexit_sweep_single ladder_bug=1: $(grep -c '^# slab kmalloc-4k: .*: a leak' "$t") step(s) leak kmalloc-4k)"
 else
 	ktap_fail "fault-sweep finds the planted ladder leak (initexit_sweep_single ladder_bug=1)" "exit $SWEEP_RC; $(grep '^not ok\|^# slab\|sites tried' "$t" | head -n 20)"
 fi
@@ -82,11 +90,8 @@ else
 	ktap_fail "fault-sweep --help and usage (exit 0, 2, 2)" "--help $rc_help, no argument $rc_none, unknown option $rc_opt"
 fi
 
-# One stack per fault site lands in the kernel log: the boot's lines
-# (dmesg.txt, read by tests/boot) must still be there (LOG_BUF_SHIFT).
-if dmesg | grep -q 'Linux version'; then
-	ktap_ok "the boot log survives the sweeps ($(dmesg | wc -c) bytes in dmesg)"
-else
-	ktap_fail "the boot log survives the sweeps" "the ring buffer wrapped: $(dmesg | wc -c) bytes; raise CONFIG_LOG_BUF_SHIFT in kconfig/base.config"
-fi
+# One stack per fault site lands in the kernel log: hundreds with
+# slub_debug=F, more than the ring buffer keeps. The sweeps have a boot of
+# their own (scripts/run --guest-script), so no test reads the boot's
+# lines from dmesg afterwards; the boot trace keeps them.
 ktap_finish

@@ -3,7 +3,7 @@
  * The four steps of initexit_sweep_single.c (a buffer, a slab cache with
  * one object, a misc device, a /proc entry), each as one
  * module_init_exit() pair: no ladder, the loader unwinds.  Swept by
- * tests/guest/80-fault-sweep.sh beside the single-init version.
+ * tests/fault-sweep/guest-sweep.sh beside the single-init version.
  */
 #include <linux/fs.h>
 #include <linux/init.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The fault sweep's baseline (tests/guest/80-fault-sweep.sh): one
+ * The fault sweep's baseline (tests/fault-sweep/guest-sweep.sh): one
  * module_init() doing four steps with a goto ladder, as most drivers are
  * written today.  initexit_sweep_pairs.c does the same four steps as
  * module_init_exit() pairs, so the two sweeps can be compared.
