@@ -1,6 +1,6 @@
 #!/bin/sh
-# NOT part of scripts/test yet (tests/evidence/fault-sweep.txt says why: a
-# leak in stock mm/slub.c fails every module that creates a slab cache).
+# NOT part of scripts/test yet (tests/evidence/fault-sweep.txt says why:
+# one module's plain load/unload cycle still grows a slab cache).
 # Run it in a boot of its own:
 #   scripts/run --guest-script tests/fault-sweep/guest-sweep.sh --timeout 1800 \
 #       --append "slub_debug=F slab_nomerge"
