@@ -191,9 +191,14 @@ def kunit_dirs() -> list[Path]:
     unpacked trees of the cache (scripts/lib/common.sh's CACHE)."""
     if os.environ.get("INITEXIT_KUNIT_DIR"):
         return [Path(os.environ["INITEXIT_KUNIT_DIR"])]
-    cache = os.environ.get("INITEXIT_CACHE") or str(
-        Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "initexit")
-    return [Path(cache) / t / "tools/testing/kunit" for t in ("linux-patched", "linux-stock")]
+    return [cache_dir() / t / "tools/testing/kunit" for t in ("linux-patched", "linux-stock")]
+
+
+def cache_dir() -> Path:
+    """scripts/lib/common.sh's CACHE: INITEXIT_CACHE, else
+    ${XDG_CACHE_HOME:-~/.cache}/initexit."""
+    return Path(os.environ.get("INITEXIT_CACHE") or
+                Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "initexit")
 
 
 _KUNIT: Any = None

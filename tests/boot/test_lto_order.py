@@ -20,14 +20,16 @@ import pathlib
 import re
 import shutil
 import subprocess
+import sys
 
 import pytest
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "scripts" / "lib"))
+import verdict  # noqa: E402  (scripts/lib: the cache the scripts unpack trees into)
+
 
 def patched_tree() -> pathlib.Path:
-    cache = os.environ.get("INITEXIT_CACHE") or str(
-        pathlib.Path(os.environ.get("XDG_CACHE_HOME") or pathlib.Path.home() / ".cache") / "initexit")
-    tree = pathlib.Path(os.environ.get("INITEXIT_PATCHED_TREE") or pathlib.Path(cache) / "linux-patched")
+    tree = pathlib.Path(os.environ.get("INITEXIT_PATCHED_TREE") or verdict.cache_dir() / "linux-patched")
     if not (tree / "include/linux/initexit.h").is_file():
         pytest.skip(f"no patched tree at {tree}: scripts/test's boot unpacks one")
     return tree

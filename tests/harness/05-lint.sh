@@ -41,7 +41,7 @@ else
 	ktap_check "mypy --strict analysis scripts/lib" \
 		mypy --strict --no-error-summary --cache-dir="$mypy_cache" analysis scripts/lib/*.py
 	ktap_check "mypy --strict tests/boot" \
-		env MYPYPATH="$ROOT:$ROOT/tests/boot" \
+		env MYPYPATH="$ROOT:$ROOT/tests/boot:$ROOT/scripts/lib" \
 		mypy --strict --no-error-summary --cache-dir="$mypy_cache" tests/boot/*.py
 	ktap_check "mypy --strict tests/verdict" \
 		env MYPYPATH="$ROOT/scripts/lib" \
