@@ -71,6 +71,8 @@ build_kernel() {
 		fi
 		mkdir -p "$CACHE/logs"
 		local blog=$CACHE/logs/build-$flavour.log
+		# A --tree (--debug's clone included) logs apart from the managed tree.
+		[ -z "${TREE_OVERRIDE:-}" ] || blog=$CACHE/logs/build-$(override_tree_id).log
 		log "building (log: $blog)"
 		if ! locked_make "$tree" bzImage modules 2>&1 | tee "$blog" >&2; then
 			tail_file "$blog" 40

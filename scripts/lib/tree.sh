@@ -180,3 +180,33 @@ prepare_tree() {
 	fi
 	KERNEL_TREE=$tree
 }
+
+# patched_clone DIR [strict] : DIR = a clone of the managed patched tree
+# at its HEAD (the series applied by prepare_tree), clean, for builds
+# beside the managed tree's own (scripts/mutation-test's mutations,
+# scripts/run --debug's debug kernel). The clone keeps its build objects
+# between runs, so its builds stay incremental. Uncommitted edits in the
+# managed tree are not in the clone: "strict" stops on them, otherwise
+# they are named.
+patched_clone() {
+	local dst=$1 strict=${2:-} src head
+	tree_lock patched
+	prepare_tree patched
+	src=$KERNEL_TREE
+	if ! tree_is_clean "$src"; then
+		[ "$strict" != strict ] ||
+			die "$src has uncommitted edits: commit them (scripts/regen-patches) or stash them first"
+		loud "$src has uncommitted edits: $dst builds its HEAD without them"
+	fi
+	head=$(git -C "$src" rev-parse HEAD)
+	tree_unlock
+	if [ ! -d "$dst/.git" ]; then
+		log "cloning $src into $dst (once)"
+		run_cmd git clone -q "$src" "$dst"
+	fi
+	run_cmd git -C "$dst" fetch -q "$src" HEAD
+	run_cmd git -C "$dst" checkout -q -f --detach "$head"
+	run_cmd git -C "$dst" reset -q --hard
+	# The tag check-configs and series_lines.py read the series' lines by.
+	run_cmd git -C "$dst" tag -f initexit-base "$(git -C "$src" rev-parse initexit-base)" >/dev/null
+}

@@ -8,8 +8,10 @@ this decides what their outputs mean.
     verdict.py same-cases --name N [--record R] A.tap B.tap
     verdict.py run --name N --exit RC [--record R] RUNDIR
     verdict.py analysis --name N [--record R] RUNDIR
+    verdict.py reports --name N [--record R] CONSOLE
     verdict.py summary [--failure MSG]... R
     verdict.py boot-names PATCH...
+    verdict.py guest-script PATCH
     verdict.py mutation --tests DIR [--patch P] [--boot-xml X] RUNDIR
     verdict.py diagnose --qemu-exit RC --timeout S --boot-report ok|failed|none
                         --boot-initcalls N --scenario-report ok|failed|none OUT
@@ -494,6 +496,16 @@ def expectations(patch: Path) -> list[tuple[str, str]]:
             map(EXPECT_RE.match, patch.read_text(errors="replace").splitlines()) if m]
 
 
+GUEST_RE = re.compile(r"^Guest: (\S+)$", re.M)
+"""A mutation booted with another guest script, e.g. ``Guest: tests/fault-sweep/guest-sweep.sh``."""
+
+
+def guest_script(patch: Path) -> str | None:
+    """PATCH's `Guest:` script (relative to the repository), if any."""
+    m = GUEST_RE.search(patch.read_text(errors="replace"))
+    return m.group(1) if m else None
+
+
 def boot_names(patches: Iterable[Path]) -> list[str]:
     """Every `Expect: boot: NAME` of PATCHES, once, sorted."""
     return sorted({text for p in patches for test, text in expectations(p) if test == "boot"})
@@ -533,6 +545,10 @@ def judge_mutation(run_dir: Path, tests: Sequence[str], patch: Path | None,
     must pass). True when caught (or, unmutated, when all passed)."""
     ktap = run_dir / "guest" / "ktap"
     console = str(run_dir / "console.log")
+    if patch is not None and guest_script(patch):
+        # Another guest script ran instead of tests/guest: its tests are
+        # the ones the Expect lines name.
+        tests = sorted({t for t, _ in expectations(patch) if t != "boot"})
     verdicts = {}
     for t in tests:
         tap = ktap / f"{t}.tap"
@@ -586,6 +602,70 @@ OOPS_RE = re.compile(r"(^|\] )(Oops|BUG:|general protection fault|kernel BUG at)
 
 WARNING_RE = re.compile(r"(^|\] )WARNING: ")
 """e.g. ``[    1.9] WARNING: CPU: 0 PID: 1 at kernel/module/main.c:3000 do_init_module+0x1``."""
+
+
+# What the debug kernel's tools print when they find something (issue 17):
+# one pattern per report kind, matched on a kernel line (its printk time
+# stamp first), except kmemleak's object dumps, which a guest script cats
+# from debugfs onto the console.
+KERNEL_LINE_RE = re.compile(r"^(\[\s*[0-9]+\.[0-9]+\](\[\s*[TC][0-9]+\])?\s|[0-9]+,[0-9]+,[0-9]+,[^;]*;)")
+"""A printk line on a console, e.g. ``[   12.345678] `` (or ``[   12.3][ T42] ``),
+or a /dev/kmsg record, e.g. ``4,1234,12345678,-;``."""
+
+REPORT_RES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("KASAN", re.compile(r"BUG: KASAN: ")),
+    ("Oops", re.compile(r"(Oops|general protection fault|kernel BUG at|BUG: )")),
+    ("WARNING", re.compile(r"WARNING: ")),
+    ("lockdep", re.compile(r"(possible circular locking|inconsistent lock state|possible recursive locking"
+                           r"|suspicious RCU usage|bad unlock balance)")),
+    ("debugobjects", re.compile(r"ODEBUG: ")),
+    ("list corruption", re.compile(r"list_(add|del) corruption")),
+    ("UBSAN", re.compile(r"UBSAN: ")),
+    ("hung task", re.compile(r"INFO: task .* blocked for more than")),
+    ("kmemleak", re.compile(r"kmemleak: [0-9]+ new suspected memory leaks")),
+    ("panic", PANIC_RE),
+)
+KMEMLEAK_OBJECT_RE = re.compile(r"unreferenced object 0x[0-9a-f]+ \(size [0-9]+\)")
+"""kmemleak's report of one object, e.g. ``unreferenced object 0xffff888003f1c000 (size 64):``."""
+
+
+def kernel_reports(console: str) -> list[tuple[int, str, str]]:
+    """Every report of the kernel's debug tools in a console log, as
+    (line number, kind, line): the first line of each report only (a
+    splat's own lines, "WARNING: ..." after "BUG: ...", count once)."""
+    found: list[tuple[int, str, str]] = []
+    last = -10
+    for n, ln in enumerate(console.splitlines(), 1):
+        m = KERNEL_LINE_RE.match(ln)
+        text = ln[m.end():] if m else ""
+        kind = next((k for k, r in REPORT_RES if text and r.match(text.lstrip())), None)
+        if kind is None and KMEMLEAK_OBJECT_RE.search(ln):
+            kind = "kmemleak"
+        if kind is None:
+            continue
+        if n - last > 3:
+            found.append((n, kind, ln.strip()))
+        last = n
+    return found
+
+
+def judge_reports(name: str, console: Path) -> Verdict:
+    """A boot whose console must hold no report: any one fails, quoting
+    the first (its line and the 30 after it)."""
+    try:
+        text = console.read_text(errors="replace")
+    except OSError as e:
+        return Verdict(name, failures=(f"{name}: no console log ({e})",))
+    if not text.strip():
+        return Verdict(name, failures=(f"{name}: the console log {console} is empty",))
+    found = kernel_reports(text)
+    if not found:
+        return Verdict(name, passed=1, detail=str(console))
+    kinds = sorted({k for _, k, _ in found})
+    n0 = found[0][0]
+    quote = "\n    ".join(text.splitlines()[n0 - 1:n0 + 30])
+    return Verdict(name, failures=(
+        f"{name}: {len(found)} report(s) ({', '.join(kinds)}) in {console}; the first, line {n0}:\n    {quote}",))
 
 
 @dataclass(frozen=True)
@@ -717,11 +797,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     s.add_argument("--exit", type=int, dest="exit_status", required=True)
     s = judged("analysis", "the analysis checks of a run (meta.json analysis_check)")
     s.add_argument("run_dir", type=Path)
+    s = judged("reports", "a console with no report of the kernel's debug tools (KASAN, lockdep, kmemleak, ...)")
+    s.add_argument("console", type=Path)
     s = sub.add_parser("summary", help="add up the records: failures, then N passed, N failed")
     s.add_argument("record", type=Path)
     s.add_argument("--failure", action="append", default=[], help="one more failure line")
     s = sub.add_parser("boot-names", help="every 'Expect: boot: NAME' of the patches")
     s.add_argument("patches", type=Path, nargs="*")
+    s = sub.add_parser("guest-script", help="a mutation's Guest: script (nothing when it has none)")
+    s.add_argument("patch", type=Path)
     s = sub.add_parser("mutation", help="one mutation run against its Expect lines")
     s.add_argument("run_dir", type=Path)
     s.add_argument("--tests", type=Path, required=True, help="tests/guest")
@@ -757,6 +841,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _record(a, judge_run(a.name, a.exit_status, a.run_dir))
         if a.cmd == "analysis":
             return _record(a, judge_analysis(a.name, a.run_dir))
+        if a.cmd == "reports":
+            return _record(a, judge_reports(a.name, a.console))
         if a.cmd == "summary":
             lines = a.record.read_text().splitlines() if a.record.is_file() else []
             line, failures = summary((Verdict.from_json(ln) for ln in lines if ln.strip()), a.failure)
@@ -769,6 +855,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if a.cmd == "boot-names":
             for n in boot_names(a.patches):
                 print(n)
+            return 0
+        if a.cmd == "guest-script":
+            gs = guest_script(a.patch)
+            if gs:
+                print(gs)
             return 0
         if a.cmd == "mutation":
             tests = sorted(t.stem for t in a.tests.glob("*.sh"))

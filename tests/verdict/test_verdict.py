@@ -294,3 +294,74 @@ def test_kunit_suite_is_dedented_and_stops_at_its_result() -> None:
     assert lines[0] == "KTAP version 1"
     assert "1..6" in lines and "ok 6 initexit_test_results" in lines
     assert not any("clocksource" in ln or ln.startswith("ok 1 initexit") and ln.endswith(" initexit") for ln in lines)
+
+
+# The debug kernel's console (issue 17): one case per report kind, each
+# a kernel line with its time stamp, as the debug boot's console has it.
+CLEAN_DEBUG_CONSOLE = """\
+[    0.000000] Linux version 6.12.0
+[    3.100000] FAULT_INJECTION: forcing a failure.
+[    3.100001] name failslab, interval 1, probability 0, space 0, times -1
+[    3.100002] Call Trace:
+[    3.100003]  <TASK>
+[    3.100004]  dump_stack_lvl+0x5d/0x80
+[    3.200000] kmemleak: Kernel memory leak detector initialized (mem pool available: 15000)
+ok 1 - a userspace line saying WARNING: is not the kernel's
+# BUG: nor is a KTAP diagnostic
+"""
+REPORTS = [
+    ("KASAN", "[   12.5] BUG: KASAN: slab-use-after-free in initexit_unwind+0x1c/0x90"),
+    ("Oops", "[   12.5] Oops: general protection fault, probably for non-canonical address"),
+    ("Oops", "[   12.5][  T301] BUG: kernel NULL pointer dereference, address: 0000000000000008"),
+    ("WARNING", "[   12.5] WARNING: CPU: 1 PID: 301 at kernel/module/main.c:2800 do_init_module+0x1/0x2"),
+    ("WARNING", "[   12.5] WARNING: possible circular locking dependency detected"),
+    ("Oops", "[   12.5] BUG: sleeping function called from invalid context at mm/slub.c:4000"),
+    ("debugobjects", "[   12.5] ODEBUG: free active (active state 0) object: 0000 object type: timer_list"),
+    ("list corruption", "[   12.5] list_add corruption. prev->next should be next (ffff), but was 0000."),
+    ("hung task", "[  130.0] INFO: task modload:301 blocked for more than 120 seconds."),
+    ("kmemleak", "[   40.0] kmemleak: 2 new suspected memory leaks (see /sys/kernel/debug/kmemleak)"),
+    ("kmemleak", "unreferenced object 0xffff888003f1c000 (size 64):"),
+    ("panic", "[   12.5] Kernel panic - not syncing: Fatal exception"),
+]
+
+
+def test_reports_clean_console(tmp_path: Path) -> None:
+    log = tmp_path / "console.log"
+    log.write_text(CLEAN_DEBUG_CONSOLE)
+    assert verdict.kernel_reports(CLEAN_DEBUG_CONSOLE) == []
+    v = verdict.judge_reports("debug boot", log)
+    assert (v.passed, v.failed) == (1, 0)
+
+
+@pytest.mark.parametrize("kind,line", REPORTS)
+def test_reports_each_kind_fails_quoting_it(kind: str, line: str, tmp_path: Path) -> None:
+    text = CLEAN_DEBUG_CONSOLE + line + "\n[   12.6] Call Trace:\n[   12.6]  <TASK>\n"
+    log = tmp_path / "console.log"
+    log.write_text(text)
+    found = verdict.kernel_reports(text)
+    assert [(k, ln) for _, k, ln in found] == [(kind, line)]
+    v = verdict.judge_reports("debug boot", log)
+    assert v.passed == 0 and v.failed == 1
+    assert f"({kind})" in v.failures[0] and line in v.failures[0]
+
+
+def test_reports_one_splat_counts_once_two_count_twice() -> None:
+    splat = ("[    5.0] BUG: KASAN: use-after-free in f+0x1/0x2\n"
+             "[    5.0] Read of size 8 at addr ffff888 by task modload/301\n"
+             "[    5.0] WARNING: CPU: 0 PID: 301 at lib/x.c:1 g\n")
+    assert [k for _, k, _ in verdict.kernel_reports(splat)] == ["KASAN"]
+    two = splat + "\n" * 5 + "[    9.0] WARNING: CPU: 1 PID: 302 at lib/y.c:2 h\n"
+    assert [k for _, k, _ in verdict.kernel_reports(two)] == ["KASAN", "WARNING"]
+
+
+def test_reports_read_dev_kmsg_records() -> None:
+    kmsg = ("6,900,3100000,-;FAULT_INJECTION: forcing a failure.\n"
+            "4,901,3100001,-;WARNING: CPU: 0 PID: 301 at lib/x.c:1 g+0x1/0x2\n"
+            " SUBSYSTEM=cpu\n")
+    assert [k for _, k, _ in verdict.kernel_reports(kmsg)] == ["WARNING"]
+
+
+def test_reports_empty_or_missing_console_fails(tmp_path: Path) -> None:
+    assert verdict.judge_reports("x", tmp_path / "none.log").failed == 1
+    (tmp_path / "empty.log").write_text("")
+    assert verdict.judge_reports("x", tmp_path / "empty.log").failed == 1
