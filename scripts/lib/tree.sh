@@ -208,5 +208,6 @@ patched_clone() {
 	run_cmd git -C "$dst" checkout -q -f --detach "$head"
 	run_cmd git -C "$dst" reset -q --hard
 	# The tag check-configs and series_lines.py read the series' lines by.
-	run_cmd git -C "$dst" tag -f initexit-base "$(git -C "$src" rev-parse initexit-base)" >/dev/null
+	# (the commit: the annotated tag object itself is not fetched)
+	run_cmd git -C "$dst" tag -f initexit-base "$(git -C "$src" rev-parse 'initexit-base^{commit}')" >/dev/null
 }

@@ -308,6 +308,9 @@ CLEAN_DEBUG_CONSOLE = """\
 [    3.200000] kmemleak: Kernel memory leak detector initialized (mem pool available: 15000)
 ok 1 - a userspace line saying WARNING: is not the kernel's
 # BUG: nor is a KTAP diagnostic
+# kmemleak: unreferenced object 0xffff888003f1c000 (size 4096): quoted by a sweep, judged there
+[   40.0] kmemleak: 2 new suspected memory leaks (see /sys/kernel/debug/kmemleak)
+[   40.1] INFO: lockdep is turned off.
 """
 REPORTS = [
     ("KASAN", "[   12.5] BUG: KASAN: slab-use-after-free in initexit_unwind+0x1c/0x90"),
@@ -319,8 +322,13 @@ REPORTS = [
     ("debugobjects", "[   12.5] ODEBUG: free active (active state 0) object: 0000 object type: timer_list"),
     ("list corruption", "[   12.5] list_add corruption. prev->next should be next (ffff), but was 0000."),
     ("hung task", "[  130.0] INFO: task modload:301 blocked for more than 120 seconds."),
-    ("kmemleak", "[   40.0] kmemleak: 2 new suspected memory leaks (see /sys/kernel/debug/kmemleak)"),
     ("kmemleak", "unreferenced object 0xffff888003f1c000 (size 64):"),
+    ("soft lockup", "[   70.0] watchdog: BUG: soft lockup - CPU#0 stuck for 26s! [modload:301]"),
+    ("slab corruption", "[   12.5] BUG kmalloc-1k (Not tainted): Object already free"),
+    ("RCU stall", "[   80.0] rcu: INFO: rcu_sched detected stalls on CPUs/tasks:"),
+    ("kmemleak off", "[   12.5] kmemleak: Cannot allocate a kmemleak_object structure"),
+    ("kmemleak off", "[   12.5] kmemleak: Kernel memory leak detector disabled"),
+    ("KASAN", "ok 3 - foo[   50.1] BUG: KASAN: use-after-free in f+0x1/0x2"),
     ("panic", "[   12.5] Kernel panic - not syncing: Fatal exception"),
 ]
 
@@ -365,3 +373,16 @@ def test_reports_empty_or_missing_console_fails(tmp_path: Path) -> None:
     assert verdict.judge_reports("x", tmp_path / "none.log").failed == 1
     (tmp_path / "empty.log").write_text("")
     assert verdict.judge_reports("x", tmp_path / "empty.log").failed == 1
+
+
+def test_kmsg_capture_must_be_whole(tmp_path: Path) -> None:
+    whole = "6,10,1,-;a\n6,11,2,-;b\n SUBSYSTEM=x\n6,12,3,-;initexit-debug: end of the log\n"
+    assert verdict.kmsg_problems(whole, "initexit-debug: end of the log") == []
+    gap = whole.replace("6,11,2,-;b", "6,14,2,-;b").replace("6,12,3", "6,15,3")
+    assert "3 record(s)" in verdict.kmsg_problems(gap, "initexit-debug: end")[0]
+    cut = "6,10,1,-;a\n6,11,2,-;b\n"
+    assert "end marker" in verdict.kmsg_problems(cut, "initexit-debug: end")[0]
+    log = tmp_path / "kmsg.txt"
+    log.write_text(cut)
+    v = verdict.judge_reports("kmsg", log, "initexit-debug: end")
+    assert v.failed == 1 and "end marker" in v.failures[0]
