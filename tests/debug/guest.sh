@@ -28,11 +28,11 @@ mkdir -p "$OUT/ktap"
 cat /dev/kmsg >"$OUT/kmsg.txt" 2>"$OUT/kmsg.err" &
 kmsg=$!
 
-# run NAME SCRIPT: one KTAP test file, as ktap-runner.sh runs them.
+# run NAME SCRIPT [ARG]: one KTAP test file, as ktap-runner.sh runs them.
 run() {
 	echo "# initexit-test: $1"
 	rc=0
-	sh "$2" >"$OUT/ktap/$1.tap" 2>&1 || rc=$?
+	sh "$2" ${3:+"$3"} >"$OUT/ktap/$1.tap" 2>&1 || rc=$?
 	cat "$OUT/ktap/$1.tap"
 	echo "$rc" >"$OUT/ktap/$1.exit"
 	echo "# initexit-test: $1 exit $rc"
@@ -58,12 +58,7 @@ sh /initexit/tests/fault-sweep/guest-sweep.sh >/dev/null || status=1
 if [ -n "${initexit_stress_cycles:-}" ]; then
 	run stress /initexit/tests/stress/guest-stress.sh
 fi
-echo "# initexit-test: debug-tools"
-rc=0
-sh /tmp/debug-tools.sh "$kmsg" >"$OUT/ktap/debug-tools.tap" 2>&1 || rc=$?
-cat "$OUT/ktap/debug-tools.tap"
-echo "$rc" >"$OUT/ktap/debug-tools.exit"
-[ "$rc" = 0 ] || status=1
+run debug-tools /tmp/debug-tools.sh "$kmsg"
 sh /initexit/ktap-runner.sh || status=1
 
 # What kmemleak holds now, older than 5 s (each test above set aside the
