@@ -142,14 +142,16 @@ def test_every_initcall_debug_line_names_where_it_runs() -> None:
     assert initcall_debug.check_every_call_placed(dmesg) == []
 
 
-def test_converted_fuse_leaves_the_state_stock_fuse_leaves() -> None:
-    # tests/guest/80-fuse.sh on both kernels: after loading fuse.ko, the
-    # same filesystems, misc device, /dev node, /sys/fs and /sys/module/fuse
-    # entries and fusectl mount; written by the guest as guest/fuse/loaded.txt.
+@pytest.mark.parametrize("module,test", [("fuse", "80-fuse"), ("btrfs", "85-btrfs")])
+def test_converted_module_leaves_the_state_stock_module_leaves(module: str, test: str) -> None:
+    # tests/guest/80-fuse.sh and 85-btrfs.sh on both kernels: after loading
+    # the module, the same filesystems, misc device, /dev nodes, /sys/fs and
+    # /sys/module entries (and fusectl mount); written by the guest as
+    # guest/MODULE/loaded.txt.
     got = {}
     for var in ("INITEXIT_STOCK_RUN_DIR", "INITEXIT_RUN_DIR"):
-        path = run_dir(var) / "guest" / "fuse" / "loaded.txt"
+        path = run_dir(var) / "guest" / module / "loaded.txt"
         if not path.is_file():
-            pytest.fail(f"{path} missing: did tests/guest/80-fuse.sh run on that kernel?")
+            pytest.fail(f"{path} missing: did tests/guest/{test}.sh run on that kernel?")
         got[var] = path.read_text(errors="replace")
     assert got["INITEXIT_RUN_DIR"] == got["INITEXIT_STOCK_RUN_DIR"]
