@@ -43,7 +43,7 @@ fi
 before_deps=$(cut -d' ' -f1 /proc/modules | sort)
 load_deps_of "$MODDIR/btrfs.ko"
 if [ -z "$DEPS_ERR" ]; then
-	ktap_ok "btrfs: the modules it needs load ($(mod_deps "$MODDIR/btrfs.ko" | tr '\n' ' '))"
+	ktap_ok "btrfs: the modules it needs load ($(mod_deps "$MODDIR/btrfs.ko" | xargs))"
 else
 	ktap_fail "btrfs: the modules it needs load" "$DEPS_ERR"
 fi
