@@ -36,12 +36,12 @@ for dir in "$INITEXIT_MODULES" "$USER_MODULES"; do
 	done
 done
 # One failed load with its unwind, so the default capture shows one: the
-# project's initexit_fail with its pair at position 4 failing.  modload
+# project's test_initexit_mod_fail with its pair at position 4 failing.  modload
 # (tests/guest/tools) makes exactly one finit_module call; busybox insmod
 # would retry the failed load with init_module and run the inits twice.
-if [ -f "$INITEXIT_MODULES/initexit_fail.ko" ] && command -v modload >/dev/null; then
-	echo "scenario: a failed load with unwind: initexit_fail fail_at=4"
-	modload "$INITEXIT_MODULES/initexit_fail.ko" fail_at=4 || true
+if [ -f "$INITEXIT_MODULES/test_initexit_mod_fail.ko" ] && command -v modload >/dev/null; then
+	echo "scenario: a failed load with unwind: test_initexit_mod_fail fail_at=4"
+	modload "$INITEXIT_MODULES/test_initexit_mod_fail.ko" fail_at=4 || true
 fi
 [ -n "$(ls "$INITEXIT_MODULES" "$USER_MODULES")" ] || echo "scenario: no modules to load"
 exit "$status"

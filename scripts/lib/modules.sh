@@ -89,3 +89,26 @@ build_modules() {
 		log "$dir: $found module(s) -> $set"
 	done
 }
+
+# --------------------------------------------------------- the kselftest
+
+# The series' kselftest collection, installed in the guest's /kselftest
+# (initramfs/build --kselftest) and run by initramfs/ktap-runner.sh.
+KSELFTEST_TARGETS=module/initexit
+
+# kselftests DEST : `make install` of $KSELFTEST_TARGETS of $KERNEL_TREE's
+# tools/testing/selftests into DEST (the helper programs built with the
+# host's gcc, as kselftest does); nothing, and DEST absent, for a tree
+# without them (the stock kernel).
+kselftests() {
+	local dest=$1 sel=$KERNEL_TREE/tools/testing/selftests
+	rm -rf "$dest"
+	if [ ! -f "$sel/$KSELFTEST_TARGETS/Makefile" ]; then
+		log "no kselftest $KSELFTEST_TARGETS in $KERNEL_TREE: none in the guest"
+		return 0
+	fi
+	if ! run_cmd make -s -C "$sel" TARGETS="$KSELFTEST_TARGETS" install INSTALL_PATH="$dest" >&2; then
+		die "installing the kselftest $KSELFTEST_TARGETS of $KERNEL_TREE failed (see above)"
+	fi
+	log "kselftest $KSELFTEST_TARGETS: $(grep -c . "$dest/kselftest-list.txt" 2>/dev/null || echo 0) test(s) -> $dest"
+}

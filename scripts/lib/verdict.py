@@ -583,6 +583,14 @@ def judge_mutation(run_dir: Path, tests: Sequence[str], patch: Path | None,
     return caught, out
 
 
+def kselftest_names(run_dir: Path) -> list[str]:
+    """The KTAP files of the series' kselftest in RUN_DIR's guest/ktap
+    (initramfs/ktap-runner.sh): ``kselftest``, run_kselftest.sh's own
+    output, then ``kselftest-NAME`` for each test it ran."""
+    ktap = run_dir / "guest" / "ktap"
+    return ["kselftest"] + sorted(t.stem for t in ktap.glob("kselftest-*.tap"))
+
+
 def not_ok_lines(tap: Path) -> list[str]:
     """The `not ok` lines of a saved KTAP output (none when missing)."""
     try:
@@ -900,7 +908,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(gs)
             return 0
         if a.cmd == "mutation":
-            tests = sorted(t.stem for t in a.tests.glob("*.sh"))
+            tests = sorted(t.stem for t in a.tests.glob("*.sh")) + kselftest_names(a.run_dir)
             ok, lines = judge_mutation(a.run_dir, tests, a.patch, a.boot_xml, a.all_patches)
             for ln in lines:
                 print(ln)

@@ -18,17 +18,17 @@ fi
 . "${INITEXIT_TESTS:-/initexit/tests/guest}/ktap.inc"
 ktap_plan 5
 
-# initexit_fail: position 3 is module_init(f3_init)/module_exit(f3_exit).
+# test_initexit_mod_fail: position 3 is module_init(f3_init)/module_exit(f3_exit).
 mark_log
-modload "$MODDIR/initexit_fail.ko" fail_at=5
+modload "$MODDIR/test_initexit_mod_fail.ko" fail_at=5
 if [ "$LOAD_ERR" = 205 ]; then ktap_ok "unload off: failed load returns the init's error"; else ktap_fail "unload off: failed load returns the init's error" "errno $LOAD_ERR"; fi
 printf '%s\n' "init f0" "init f1" "init f2" "init f3" "init f4" "init f5" \
 	"exit f4" "exit f3" "exit f2" "exit f1" "exit f0" >"$WORK/expect"
-module_log initexit_fail >"$WORK/actual"
+module_log test_initexit_mod_fail >"$WORK/actual"
 ktap_same "unload off: exits 4..0 unwind in reverse, module_exit() included" "$WORK/expect" "$WORK/actual"
-if loaded initexit_fail; then ktap_fail "unload off: module gone"; else ktap_ok "unload off: module gone"; fi
-modload "$MODDIR/initexit_fail.ko"
-if [ "$LOAD_ERR" = 0 ] && loaded initexit_fail; then ktap_ok "unload off: a good load succeeds"; else ktap_fail "unload off: a good load succeeds" "errno $LOAD_ERR"; fi
+if loaded test_initexit_mod_fail; then ktap_fail "unload off: module gone"; else ktap_ok "unload off: module gone"; fi
+modload "$MODDIR/test_initexit_mod_fail.ko"
+if [ "$LOAD_ERR" = 0 ] && loaded test_initexit_mod_fail; then ktap_ok "unload off: a good load succeeds"; else ktap_fail "unload off: a good load succeeds" "errno $LOAD_ERR"; fi
 modload "$MODDIR/initexit_undoable.ko"
 if [ "$LOAD_ERR" = 8 ]; then ktap_ok "unload off: an init nothing undoes before another is refused"; else ktap_fail "unload off: an init nothing undoes before another is refused" "errno $LOAD_ERR"; fi
 ktap_finish

@@ -11,8 +11,8 @@
 #   3. debug-tools: KASAN, kmemleak and lockdep were on during 1 and 2
 #      (lockdep turns itself off for good at the first forced unload,
 #      which tests/guest does on purpose: that is why it comes last)
-#   4. every in-guest test (tests/guest/*.sh, initramfs/ktap-runner.sh);
-#      the KUnit suite ran at boot
+#   4. every in-guest test (tests/guest/*.sh and the series' kselftest,
+#      initramfs/ktap-runner.sh); the KUnit suite ran at boot
 #   5. a last kmemleak scan, its report (if any) on the console
 # Each writes KTAP to $INITEXIT_OUT/ktap/NAME.tap and its status to
 # NAME.exit, which the host judges against their plans. The whole kernel

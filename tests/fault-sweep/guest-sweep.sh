@@ -16,7 +16,7 @@
 # and that a load without faults then works and unloads cleanly.
 #
 # Swept: every project test module with pairs that loads without faults
-# and unloads: initexit_order (17 pairs, two files), initexit_fail without
+# and unloads: test_initexit_mod_order (17 pairs, two files), test_initexit_mod_fail without
 # fail_at (8 pairs, a kmalloc each), initexit_state without fail (2
 # pairs), the four-step pair (initexit_sweep_pairs) beside the same
 # steps in one module_init() with a goto ladder (initexit_sweep_single),
@@ -45,7 +45,7 @@ fi
 # shellcheck source=../guest/ktap.inc
 . "${INITEXIT_TESTS:-/initexit/tests/guest}/ktap.inc"
 
-MODULES="initexit_order initexit_fail initexit_state initexit_sweep_pairs initexit_sweep_single fuse btrfs"
+MODULES="test_initexit_mod_order test_initexit_mod_fail initexit_state initexit_sweep_pairs initexit_sweep_single fuse btrfs"
 # initexit_sweep_only=MOD... on the kernel command line (the kernel hands
 # it to init's environment: scripts/mutation-test's Append: line) sweeps
 # only those modules, without the control and the usage case.
@@ -124,7 +124,7 @@ fi
 rc_help=0 rc_none=0 rc_opt=0
 "$TOOLS/fault-sweep" --help >"$WORK/help" 2>&1 || rc_help=$?
 "$TOOLS/fault-sweep" >/dev/null 2>&1 || rc_none=$?
-"$TOOLS/fault-sweep" --bogus "$MODDIR/initexit_order.ko" >/dev/null 2>&1 || rc_opt=$?
+"$TOOLS/fault-sweep" --bogus "$MODDIR/test_initexit_mod_order.ko" >/dev/null 2>&1 || rc_opt=$?
 if [ "$rc_help" = 0 ] && grep -q '^Usage: fault-sweep' "$WORK/help" && [ "$rc_none" = 2 ] && [ "$rc_opt" = 2 ]; then
 	ktap_ok "fault-sweep --help and usage (exit 0, 2, 2)"
 else

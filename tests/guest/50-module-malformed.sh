@@ -3,8 +3,8 @@
 # dmesg, nothing left in /proc/modules, and the kernel keeps working (a
 # good module loads and unloads afterwards).  Nothing leaks: 16 more
 # refused loads of each leave VmallocUsed (module memory) and the active
-# kmalloc-1k objects where they were, within the slack of 20-module-fail-
-# sweep (a leaked module image is >= 12 kB of vmalloc space per load).
+# kmalloc-1k objects where they were, within the slack of the kselftest's
+# fail_sweep.sh (a leaked module image is >= 12 kB of vmalloc space per load).
 #   initexit_bad_size:  section size not a multiple of the entry size
 #   initexit_bad_empty: an entry with neither init nor exit
 set -eu

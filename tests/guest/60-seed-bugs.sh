@@ -20,22 +20,22 @@ modunload initexit_perm force
 #    ended (or ran exit[-1]).  rmmod must return success, the module must
 #    be gone, and the exit of the pair at index 0 (b_min2) must run exactly
 #    once.
-modload "$MODDIR/initexit_order.ko"
+modload "$MODDIR/test_initexit_mod_order.ko"
 mark_log
-( modunload initexit_order; echo "$UNLOAD_ERR" >"$WORK/rc" ) &
+( modunload test_initexit_mod_order; echo "$UNLOAD_ERR" >"$WORK/rc" ) &
 pid=$!
 i=0
 while kill -0 "$pid" 2>/dev/null && [ "$i" -lt 50 ]; do sleep 0.2; i=$((i + 1)); done
 if kill -0 "$pid" 2>/dev/null; then
 	ktap_fail "seed bug unsigned countdown: rmmod returns" "still running after 10 s"
 else
-	n=$(module_log initexit_order | grep -c '^exit b_min2$' || true)
+	n=$(module_log test_initexit_mod_order | grep -c '^exit b_min2$' || true)
 	rc=$(cat "$WORK/rc" 2>/dev/null || echo none)
-	if [ "$rc" = 0 ] && [ "$n" = 1 ] && ! loaded initexit_order; then
+	if [ "$rc" = 0 ] && [ "$n" = 1 ] && ! loaded test_initexit_mod_order; then
 		ktap_ok "seed bug unsigned countdown: rmmod returns, module gone, index 0 exits once"
 	else
 		ktap_fail "seed bug unsigned countdown: rmmod returns, module gone, index 0 exits once" \
-			"rc $rc, b_min2 exits: $n, $(grep '^initexit_order ' /proc/modules || echo 'not loaded')"
+			"rc $rc, b_min2 exits: $n, $(grep '^test_initexit_mod_order ' /proc/modules || echo 'not loaded')"
 	fi
 fi
 
@@ -56,12 +56,12 @@ else
 fi
 
 # 4. module_init and module_exit were separate entries, so an unwind did
-#    not pair them.  initexit_fail's module_init/module_exit is the pair at
+#    not pair them.  test_initexit_mod_fail's module_init/module_exit is the pair at
 #    position 3: when position 4 fails, its module_exit (f3) must run in the
 #    unwind, before the exits of 2, 1, 0.
 mark_log
-modload "$MODDIR/initexit_fail.ko" fail_at=4
-module_log initexit_fail | grep '^exit' >"$WORK/actual" || true
+modload "$MODDIR/test_initexit_mod_fail.ko" fail_at=4
+module_log test_initexit_mod_fail | grep '^exit' >"$WORK/actual" || true
 printf 'exit f3\nexit f2\nexit f1\nexit f0\n' >"$WORK/expect"
 ktap_same "seed bug unpaired module_init/module_exit: unwind runs module_exit" "$WORK/expect" "$WORK/actual"
 

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Trace events of the module path: for a failed load at every position of
-# the initexit_fail sweep, and for a good load and its unload, the
+# the test_initexit_mod_fail sweep, and for a good load and its unload, the
 # initexit:* events must be exactly the expected ones, in order, with the
 # right fields (durations masked).  Uses its own tracefs instance, so the
 # harness's trace-cmd recording around this script is not disturbed.
@@ -34,7 +34,7 @@ trap 'rmdir "$I" 2>/dev/null || true' EXIT
 PRIO="-30 -20 -10 0 10 20 30 40"
 # shellcheck disable=SC2086 # split the list on purpose
 prio_of() { i=$1; set -- $PRIO; shift "$i"; echo "$1"; }
-M='path=module origin=initexit_fail'
+M='path=module origin=test_initexit_mod_fail'
 
 events() { # the instance's initexit events since the last clear
 	sed -n 's/.*\(initexit_[a-z_]*: .*\)$/\1/p' "$I/trace" | sed 's/duration_ns=[0-9]*/duration_ns=D/'
@@ -66,15 +66,15 @@ expect_exits() { # from K-1 down to 0; REASON; failing K for unwind
 : >"$I/trace"
 k=0
 while [ "$k" -lt "$N" ]; do
-	modload "$MODDIR/initexit_fail.ko" "fail_at=$k"
+	modload "$MODDIR/test_initexit_mod_fail.ko" "fail_at=$k"
 	{ expect_inits "$k" 1; expect_exits "$k" unwind; } >"$WORK/expect"
 	events >"$WORK/actual"
 	ktap_same "events: failed load at position $k: inits, unwinds in reverse" "$WORK/expect" "$WORK/actual"
 	k=$((k + 1))
 done
 
-modload "$MODDIR/initexit_fail.ko"
-modunload initexit_fail
+modload "$MODDIR/test_initexit_mod_fail.ko"
+modunload test_initexit_mod_fail
 { expect_inits $((N - 1)) 0; expect_exits "$N" unload; } >"$WORK/expect"
 events >"$WORK/actual"
 ktap_same "events: good load then unload: exits in reverse, reason=unload" "$WORK/expect" "$WORK/actual"

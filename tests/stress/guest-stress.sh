@@ -5,10 +5,10 @@
 #   scripts/run --guest-script tests/stress/guest-stress.sh
 #
 # At the same time:
-#   loader A   STRESS_CYCLES (default 2000) times: load initexit_order
+#   loader A   STRESS_CYCLES (default 2000) times: load test_initexit_mod_order
 #              (17 pairs in two files), which must succeed, and unload it,
 #              which must succeed;
-#   loader B   until A is done: load initexit_fail fail_at=4, which must
+#   loader B   until A is done: load test_initexit_mod_fail fail_at=4, which must
 #              fail with errno 204 (its fifth init fails, the four before
 #              it unwind) and leave no module behind;
 #   reader     until A is done: read /sys/kernel/debug/initexit/modules and
@@ -29,7 +29,7 @@ set -eu
 CYCLES=${STRESS_CYCLES:-${initexit_stress_cycles:-2000}}
 LIMIT=${STRESS_SECONDS:-${initexit_stress_seconds:-1500}}
 DBG=/sys/kernel/debug
-A=initexit_order B=initexit_fail
+A=test_initexit_mod_order B=test_initexit_mod_fail
 ktap_plan 7
 
 # slabs FILE: every cache's object count, after a shrink (not needed with

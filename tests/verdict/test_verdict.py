@@ -386,3 +386,47 @@ def test_kmsg_capture_must_be_whole(tmp_path: Path) -> None:
     log.write_text(cut)
     v = verdict.judge_reports("kmsg", log, "initexit-debug: end")
     assert v.failed == 1 and "end marker" in v.failures[0]
+
+
+# ------------------------------------------------- the series' kselftest
+
+KSFT_RUNNER = """TAP version 13
+1..2
+# selftests: module/initexit: order.sh
+ok 1 selftests: module/initexit: order.sh
+# selftests: module/initexit: fail_sweep.sh
+not ok 2 selftests: module/initexit: fail_sweep.sh # exit=1
+"""
+KSFT_TEST = """timeout set to 300
+TAP version 13
+1..3
+ok 1 order: the load succeeds
+not ok 2 order: exits in exact reverse of inits
+# --- expect
+ok 3 order: debugfs lists 18 pairs # SKIP
+# Totals: pass:1 fail:1 xfail:0 xpass:0 skip:1 error:0
+"""
+
+
+def test_kselftest_names(tmp_path: Path) -> None:
+    """The mutation judge names the runner's KTAP and each test's."""
+    k = tmp_path / "guest" / "ktap"
+    k.mkdir(parents=True)
+    for name in ("kselftest", "kselftest-order", "kselftest-fail_sweep", "70-module-events"):
+        (k / f"{name}.tap").write_text("")
+    assert verdict.kselftest_names(tmp_path) == ["kselftest", "kselftest-fail_sweep", "kselftest-order"]
+    # A run without the kselftest still names the runner: its absence fails.
+    assert verdict.kselftest_names(tmp_path / "none") == ["kselftest"]
+
+
+def test_kselftest_outputs_are_read(tmp_path: Path) -> None:
+    """run_kselftest.sh's TAP 13 (results without "- ") and a test's own
+    output as ktap-runner.sh saves it (unprefixed)."""
+    v = verdict.judge_ktap("kselftest", KSFT_RUNNER, 1, reader="own")
+    assert (v.passed, v.failures) == (1, ("kselftest: not ok 2 - selftests: module/initexit: fail_sweep.sh",))
+    v = verdict.judge_ktap("kselftest-order", KSFT_TEST, 1, reader="own")
+    assert (v.passed, v.skipped) == (1, 1)
+    assert v.failures == ("kselftest-order: not ok 2 - order: exits in exact reverse of inits",)
+    v = verdict.judge_ktap("kselftest-order", "timeout set to 300\nTAP version 13\n1..0 # SKIP not root\n", 4,
+                           reader="own")
+    assert v.failures and "0 tests run!" in v.failures[0]
