@@ -2,7 +2,7 @@
 # Guest script of scripts/check-configs for the unload-off variant
 # (CONFIG_MODULE_UNLOAD=n): a failed load still unwinds, through pair exits
 # and through module_exit(), which the loader keeps in init memory until the
-# load ends; the undoable-init rule still refuses initexit_undoable. KTAP on
+# load ends; the undoable-init rule still refuses test_initexit_mod_undoable. KTAP on
 # stdout and in ktap/unload-off.tap; exit 1 when a case failed.
 set -eu
 # Run as ktap-runner.sh runs tests/guest/: KTAP in ktap/unload-off.tap, the
@@ -29,6 +29,6 @@ ktap_same "unload off: exits 4..0 unwind in reverse, module_exit() included" "$W
 if loaded test_initexit_mod_fail; then ktap_fail "unload off: module gone"; else ktap_ok "unload off: module gone"; fi
 modload "$MODDIR/test_initexit_mod_fail.ko"
 if [ "$LOAD_ERR" = 0 ] && loaded test_initexit_mod_fail; then ktap_ok "unload off: a good load succeeds"; else ktap_fail "unload off: a good load succeeds" "errno $LOAD_ERR"; fi
-modload "$MODDIR/initexit_undoable.ko"
+modload "$MODDIR/test_initexit_mod_undoable.ko"
 if [ "$LOAD_ERR" = 8 ]; then ktap_ok "unload off: an init nothing undoes before another is refused"; else ktap_fail "unload off: an init nothing undoes before another is refused" "errno $LOAD_ERR"; fi
 ktap_finish

@@ -17,15 +17,15 @@
 #
 # Swept: every project test module with pairs that loads without faults
 # and unloads: test_initexit_mod_order (17 pairs, two files), test_initexit_mod_fail without
-# fail_at (8 pairs, a kmalloc each), initexit_state without fail (2
+# fail_at (8 pairs, a kmalloc each), test_initexit_mod_state without fail (2
 # pairs), the four-step pair (initexit_sweep_pairs) beside the same
 # steps in one module_init() with a goto ladder (initexit_sweep_single),
 # fs/fuse (the series converts it: eight pairs) and fs/btrfs (21 pairs,
 # one fault per step; the modules it needs are loaded first).  Only the allocations
 # made from a module's own code are made to fail (fault-sweep's default).
-# Not swept: initexit_perm and initexit_lastperm (permanent: no unload
+# Not swept: test_initexit_mod_perm and test_initexit_mod_lastperm (permanent: no unload
 # without force, and a forced unload runs no exit for the exit-less
-# init), initexit_async (its second init always fails), initexit_undoable
+# init), test_initexit_mod_async (its second init always fails), test_initexit_mod_undoable
 # and the malformed ones (refused before any init), the legacy modules
 # (no pairs; initexit_sweep_single stands for them).
 #
@@ -45,7 +45,7 @@ fi
 # shellcheck source=../guest/ktap.inc
 . "${INITEXIT_TESTS:-/initexit/tests/guest}/ktap.inc"
 
-MODULES="test_initexit_mod_order test_initexit_mod_fail initexit_state initexit_sweep_pairs initexit_sweep_single fuse btrfs"
+MODULES="test_initexit_mod_order test_initexit_mod_fail test_initexit_mod_state initexit_sweep_pairs initexit_sweep_single fuse btrfs"
 # initexit_sweep_only=MOD... on the kernel command line (the kernel hands
 # it to init's environment: scripts/mutation-test's Append: line) sweeps
 # only those modules, without the control and the usage case.
