@@ -50,8 +50,11 @@ if [ -x "$KSFT/run_kselftest.sh" ]; then
 		echo "# initexit-test: kselftest"
 		echo kselftest >"$dir/.running"
 		rc=0
+		# permanent.sh makes modules permanent only when asked: the test
+		# kernels have CONFIG_MODULE_FORCE_UNLOAD to take them out again.
 		# shellcheck disable=SC2086  # $sel is a list of options
-		sh "$KSFT/run_kselftest.sh" -p $sel >"$dir/kselftest.tap" 2>&1 || rc=$?
+		KSELFTEST_PERMANENT_SH_ARGS=--force-unload \
+			sh "$KSFT/run_kselftest.sh" -p $sel >"$dir/kselftest.tap" 2>&1 || rc=$?
 		cat "$dir/kselftest.tap"
 		echo "$rc" >"$dir/kselftest.exit"
 		for t in $names; do

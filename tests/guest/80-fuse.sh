@@ -35,19 +35,8 @@ if [ ! -f "$MODDIR/fuse.ko" ]; then
 	exit 0
 fi
 
-events=0
-if [ -d "$T/events/initexit" ]; then
-	events=1
-	I=$T/instances/initexit-fuse-$$
-	mkdir "$I"
-	trap 'rmdir "$I" 2>/dev/null || true' EXIT
-	echo 1 >"$I/events/initexit/enable"
-fi
-
-state >"$WORK/before"
-modload "$MODDIR/fuse.ko"
-if [ "$LOAD_ERR" = 0 ] && loaded fuse; then ktap_ok "fuse: load succeeds"; else ktap_fail "fuse: load succeeds" "errno $LOAD_ERR"; fi
-state >"$OUT/loaded.txt"
+trace_instance fuse
+load_between_states fuse
 missing=''
 for want in "nodev	fuse" "	fuseblk" "nodev	fusectl"; do
 	grep -q "$want\$" /proc/filesystems || missing="$missing [$want]"

@@ -48,19 +48,8 @@ else
 	ktap_fail "btrfs: the modules it needs load" "$DEPS_ERR"
 fi
 
-events=0
-if [ -d "$T/events/initexit" ]; then
-	events=1
-	I=$T/instances/initexit-btrfs-$$
-	mkdir "$I"
-	trap 'rmdir "$I" 2>/dev/null || true' EXIT
-	echo 1 >"$I/events/initexit/enable"
-fi
-
-state >"$WORK/before"
-modload "$MODDIR/btrfs.ko"
-if [ "$LOAD_ERR" = 0 ] && loaded btrfs; then ktap_ok "btrfs: load succeeds"; else ktap_fail "btrfs: load succeeds" "errno $LOAD_ERR"; fi
-state >"$OUT/loaded.txt"
+trace_instance btrfs
+load_between_states btrfs
 missing=''
 grep -q "^	btrfs\$" /proc/filesystems || missing="$missing [/proc/filesystems btrfs]"
 grep -q ' btrfs-control$' /proc/misc || missing="$missing [/proc/misc btrfs-control]"
