@@ -3,17 +3,19 @@
 # patched kernel built with kconfig/variants/debug.config (KASAN, lockdep,
 # kmemleak, debugobjects, list debugging, atomic-sleep checks) once
 # (scripts/run --debug) and runs here, in this order:
-#   1. the fault sweeps (tests/fault-sweep/guest-sweep.sh; the modules of
-#      initexit_sweep_only= on the kernel command line when given)
-#   2. the load stress (tests/stress/guest-stress.sh), when the kernel
-#      command line has initexit_stress_cycles=N (not in scripts/test yet:
-#      it finds a slab growth not explained yet, tests/evidence/debug-kernel.txt)
+#   1. sweeps: the fault sweeps (tests/fault-sweep/guest-sweep.sh; the
+#      modules of initexit_sweep_only= on the kernel command line when given)
+#   2. stress: the load stress (tests/stress/guest-stress.sh;
+#      initexit_stress_cycles= and initexit_stress_seconds= set its bounds)
 #   3. debug-tools: KASAN, kmemleak and lockdep were on during 1 and 2
 #      (lockdep turns itself off for good at the first forced unload,
 #      which tests/guest does on purpose: that is why it comes last)
-#   4. every in-guest test (tests/guest/*.sh and the series' kselftest,
-#      initramfs/ktap-runner.sh); the KUnit suite ran at boot
+#   4. tests: every in-guest test (tests/guest/*.sh and the series'
+#      kselftest, initramfs/ktap-runner.sh); the KUnit suite ran at boot
 #   5. a last kmemleak scan, its report (if any) on the console
+# initexit_debug_parts= on the kernel command line (a comma-separated list
+# of the names above; default sweeps,debug-tools,tests) chooses 1-4:
+# scripts/test boots it twice, the second time with stress,debug-tools.
 # Each writes KTAP to $INITEXIT_OUT/ktap/NAME.tap and its status to
 # NAME.exit, which the host judges against their plans. The whole kernel
 # log goes to $INITEXIT_OUT/kmsg.txt as it is written (/dev/kmsg: the
@@ -52,14 +54,20 @@ ktap_check "the /dev/kmsg reader is alive and wrote no error" sh -c "kill -0 $1 
 ktap_finish
 EOF
 
+parts=",${initexit_debug_parts:-sweeps,debug-tools,tests},"
+part() { case "$parts" in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
 status=0
+for p in $(echo "$parts" | tr , ' '); do
+	case "$p" in
+	sweeps | stress | debug-tools | tests) ;;
+	*) echo "initexit-debug: initexit_debug_parts: unknown part $p (sweeps, stress, debug-tools, tests)"; status=1 ;;
+	esac
+done
 # guest-sweep.sh writes its own ktap/fault-sweep.tap and .exit.
-sh /initexit/tests/fault-sweep/guest-sweep.sh >/dev/null || status=1
-if [ -n "${initexit_stress_cycles:-}" ]; then
-	run stress /initexit/tests/stress/guest-stress.sh
-fi
-run debug-tools /tmp/debug-tools.sh "$kmsg"
-sh /initexit/ktap-runner.sh || status=1
+if part sweeps; then sh /initexit/tests/fault-sweep/guest-sweep.sh >/dev/null || status=1; fi
+if part stress; then run stress /initexit/tests/stress/guest-stress.sh; fi
+if part debug-tools; then run debug-tools /tmp/debug-tools.sh "$kmsg"; fi
+if part tests; then sh /initexit/ktap-runner.sh || status=1; fi
 
 # What kmemleak holds now, older than 5 s (each test above set aside the
 # reports it judged): on the console, where the host looks for reports.
