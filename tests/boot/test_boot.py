@@ -5,6 +5,7 @@ points these tests at the output folders through environment variables:
 
   INITEXIT_RUN_DIR            patched boot with the in-guest tests
   INITEXIT_BLACKLIST_RUN_DIR  patched boot with initcall_blacklist=tio_blacklist_me_init
+                              (and register_btrfs, for tests/guest/85-btrfs.sh)
   INITEXIT_STOCK_RUN_DIR      stock 6.12 boot, same config fragment
 
 A missing variable or folder is a failure, not a skip: these tests only run
