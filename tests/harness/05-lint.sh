@@ -7,12 +7,12 @@ set -u
 . "$(dirname "$0")/lib.sh"
 cd "$ROOT" || exit 1
 
-bash_files=(scripts/run scripts/test scripts/regen-patches scripts/bench scripts/check-series scripts/mutation-test
+bash_files=(scripts/run scripts/test scripts/regen-patches scripts/bench scripts/check-series scripts/mutation-test scripts/check-configs
 	scripts/fresh-machine initramfs/build scripts/lib/*.sh bench/*.sh tests/harness/*.sh)
 sh_files=(initramfs/init initramfs/*.sh .ci/run tests/lib/ktap.sh)
 # The in-guest tests source ktap.inc through a path shellcheck cannot
 # follow (SC1091); everything else must be clean.
-guest_files=(tests/guest/ktap.inc tests/guest/*.sh tests/guest/tools/fault-sweep tests/debug/*.sh tests/fault-sweep/*.sh tests/stress/*.sh)
+guest_files=(tests/guest/ktap.inc tests/guest/*.sh tests/guest/tools/fault-sweep tests/debug/*.sh tests/fault-sweep/*.sh tests/stress/*.sh tests/configs/*.sh)
 have_shellcheck=0 have_mypy=0
 command -v shellcheck >/dev/null && have_shellcheck=1
 command -v mypy >/dev/null && have_mypy=1
