@@ -574,6 +574,11 @@ def judge_mutation(run_dir: Path, tests: Sequence[str], patch: Path | None,
                 caught = False
         elif read_exit_file(ktap / f"{test}.exit") is None:
             out.append(f"  expected {test}: {text} -> caught: {test} did not finish")
+        elif killed_early(ktap / f"{test}.tap", read_exit_file(ktap / f"{test}.exit")):
+            # An oops in a process the test ran kills it (SIGKILL: 137):
+            # the kernel died in it, as when it never finished.
+            out.append(f"  expected {test}: {text} -> caught: {test} was killed "
+                       f"(exit {read_exit_file(ktap / f'{test}.exit')}) before its plan ended")
         elif any(text in f for f in not_ok_lines(ktap / f"{test}.tap")):
             out.append(f"  expected {test}: {text} -> caught")
         else:
@@ -581,6 +586,20 @@ def judge_mutation(run_dir: Path, tests: Sequence[str], patch: Path | None,
             caught = False
     out += [f"  failing: {f}" for f in failing]
     return caught, out
+
+
+def killed_early(tap: Path, exit_status: int | None) -> bool:
+    """A test killed by a signal (exit status 128 + N) before every case of
+    its plan reported: what an oops in one of its commands does to it."""
+    if exit_status is None or exit_status < 128:
+        return False
+    try:
+        text = tap.read_text(errors="replace")
+    except OSError:
+        return True
+    plan = re.search(r"^1\.\.(\d+)", text, re.M)
+    reported = len(re.findall(r"^(?:not )?ok \d+", text, re.M))
+    return plan is None or reported < int(plan.group(1))
 
 
 def kselftest_names(run_dir: Path) -> list[str]:

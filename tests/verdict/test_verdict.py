@@ -194,6 +194,28 @@ def test_mutation_did_not_finish_is_caught(tmp_path: Path) -> None:
     assert not ok
 
 
+def test_mutation_killed_early_is_caught(tmp_path: Path) -> None:
+    """An oops in a command of the test kills it (exit 137) before its plan
+    ends: caught, as a test that never finished; not when it ended by
+    itself (exit 1), nor when killed after its last case."""
+    run = mutation_run(tmp_path, "stopped-early.tap")
+    exit_file = run / "guest" / "ktap" / "20-module-fail-sweep.exit"
+    exit_file.write_text("137\n")
+    ok, lines = verdict.judge_mutation(run, TESTS, PATCH, DATA / "pytest-boot.xml")
+    assert lines[0] == ("  expected 20-module-fail-sweep: unwinds in reverse -> caught: "
+                        "20-module-fail-sweep was killed (exit 137) before its plan ended")
+    assert ok
+    exit_file.write_text("1\n")
+    ok, lines = verdict.judge_mutation(run, TESTS, PATCH, DATA / "pytest-boot.xml")
+    assert lines[0] == "  expected 20-module-fail-sweep: unwinds in reverse -> NOT CAUGHT"
+    assert not ok
+    shutil.copy(DATA / "all-pass.tap", run / "guest" / "ktap" / "20-module-fail-sweep.tap")
+    exit_file.write_text("137\n")
+    ok, lines = verdict.judge_mutation(run, TESTS, PATCH, DATA / "pytest-boot.xml")
+    assert lines[0] == "  expected 20-module-fail-sweep: unwinds in reverse -> NOT CAUGHT"
+    assert not ok
+
+
 def test_unmutated_needs_every_plan_kept(tmp_path: Path) -> None:
     """The series itself: a test that stopped early is a failure there too."""
     ok, lines = verdict.judge_mutation(mutation_run(tmp_path, "stopped-early.tap"), TESTS, None,
