@@ -589,9 +589,10 @@ def judge_mutation(run_dir: Path, tests: Sequence[str], patch: Path | None,
 
 
 def killed_early(tap: Path, exit_status: int | None) -> bool:
-    """A test killed by a signal (exit status 128 + N) before every case of
-    its plan reported: what an oops in one of its commands does to it."""
-    if exit_status is None or exit_status < 128:
+    """A test killed by SIGKILL or SIGSEGV (exit status 137 or 139) before
+    every case of its plan reported: what an oops in one of its commands
+    does to it (the kernel kills the task it oopsed in)."""
+    if exit_status not in (128 + 9, 128 + 11):
         return False
     try:
         text = tap.read_text(errors="replace")

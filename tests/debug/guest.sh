@@ -15,7 +15,8 @@
 #   5. a last kmemleak scan, its report (if any) on the console
 # initexit_debug_parts= on the kernel command line (a comma-separated list
 # of the names above; default sweeps,debug-tools,tests) chooses 1-4:
-# scripts/test boots it twice, the second time with stress,debug-tools.
+# scripts/test boots it twice when its time budget allows (layer 4b), the
+# second time with stress,debug-tools.
 # Each writes KTAP to $INITEXIT_OUT/ktap/NAME.tap and its status to
 # NAME.exit, which the host judges against their plans. The whole kernel
 # log goes to $INITEXIT_OUT/kmsg.txt as it is written (/dev/kmsg: the

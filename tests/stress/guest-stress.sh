@@ -14,7 +14,7 @@
 #              it unwind) and leave no module behind;
 #   reader     until A is done: read /sys/kernel/debug/initexit/modules and
 #              /proc/modules, which must read without an error.
-# A is bounded in time too (STRESS_SECONDS, default 1500): fewer cycles
+# A is bounded in time too (STRESS_SECONDS, default 2400): fewer cycles
 # than asked by then fail the test, saying how many ran.
 # Then: no module left, no slab cache grew by a quarter of A's cycles or
 # more (a leak of one object in one load out of four; the counts are
@@ -28,7 +28,7 @@ set -eu
 # initexit_stress_cycles= / initexit_stress_seconds= on the kernel command
 # line (the kernel hands them to init's environment) set them per boot.
 CYCLES=${STRESS_CYCLES:-${initexit_stress_cycles:-2000}}
-LIMIT=${STRESS_SECONDS:-${initexit_stress_seconds:-1500}}
+LIMIT=${STRESS_SECONDS:-${initexit_stress_seconds:-2400}}
 DBG=/sys/kernel/debug
 A=test_initexit_mod_order B=test_initexit_mod_fail
 ktap_plan 7
@@ -128,7 +128,7 @@ a_n=0 a_bad=1 a_s=0 b_n=0 b_bad=1 r_n=0 r_bad=1
 [ ! -f "$WORK/a.done" ] || read -r a_n a_bad a_s <"$WORK/a.done"
 [ ! -f "$WORK/b.done" ] || read -r b_n b_bad <"$WORK/b.done"
 [ ! -f "$WORK/r.done" ] || read -r r_n r_bad <"$WORK/r.done"
-ktap_diag "loader A: $a_n cycles of $A in $a_s s; loader B: $b_n failing loads of $B; reader: $r_n reads"
+ktap_diag "loader A: $a_n cycles of $A in $a_s s; loader B: $b_n failing loads of $B; reader: $r_n rounds of both listings"
 
 if [ "$a_n" -ge "$CYCLES" ]; then
 	ktap_ok "stress: $CYCLES load/unload cycles of $A within $LIMIT s ($a_s s)"
@@ -146,9 +146,9 @@ else
 	ktap_fail "stress: every load of $B fail_at=4 failed with errno 204 and left no module" "$b_bad of $b_n loads; the first: $(cat "$WORK/b.bad" 2>/dev/null)"
 fi
 if [ "$r_bad" = 0 ] && [ "$r_n" -gt 0 ]; then
-	ktap_ok "stress: the listings read without an error meanwhile ($r_n reads)"
+	ktap_ok "stress: the listings read without an error meanwhile ($r_n rounds)"
 else
-	ktap_fail "stress: the listings read without an error meanwhile" "$r_bad of $r_n reads failed: $(head -n 3 "$WORK/r.bad" 2>/dev/null)"
+	ktap_fail "stress: the listings read without an error meanwhile" "$r_bad of $r_n rounds failed: $(head -n 3 "$WORK/r.bad" 2>/dev/null)"
 fi
 if loaded "$A" || loaded "$B"; then
 	ktap_fail "stress: no test module left loaded" "$(grep "^\($A\|$B\) " /proc/modules)"
