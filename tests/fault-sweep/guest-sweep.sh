@@ -118,7 +118,7 @@ t=$SAVE/initexit_sweep_single-ladder_bug.tap
 if [ "$SWEEP_RC" = 1 ] && grep -q '^not ok .*proc.*LEAK' "$t" && grep -q '^# slab kmalloc-4k: .*(+1)' "$t"; then
 	ktap_ok "fault-sweep finds the planted ladder leak (initexit_sweep_single ladder_bug=1: $(grep -c '^# slab kmalloc-4k: .*: a leak' "$t") step(s) leak kmalloc-4k)"
 else
-	ktap_fail "fault-sweep finds the planted ladder leak (initexit_sweep_single ladder_bug=1)" "exit $SWEEP_RC; $(grep '^not ok\|^# slab\|sites tried' "$t" | head -n 20)"
+	ktap_fail "fault-sweep finds the planted ladder leak (initexit_sweep_single ladder_bug=1)" "exit $SWEEP_RC; $(grep '^not ok\|__proc_create\|^# slab kmalloc-4k\|sites tried' "$t" | head -n 20)"
 fi
 
 rc_help=0 rc_none=0 rc_opt=0
