@@ -3,8 +3,8 @@
 # confirm, repeat_at_site, stack_sigs) on the host, under the guest's shell (busybox ash when
 # the host has it), with the guest's loads stubbed: a model of a module
 # whose fault site sits at N + SHIFT, where a load faulting there leaks
-# HIT_LEAK objects of one cache, one faulting elsewhere MISS_LEAK, and the
-# clean cycles move it by CLEAN. The repeats must find the site when the
+# HIT_LEAK objects of one cache, one faulting elsewhere MISS_LEAK (only at
+# N + MISS_AT when that is set), and the clean cycles move it by CLEAN. The repeats must find the site when the
 # count of allocations moved (the CI failure of 2026-12-05: the three
 # repeats at N landed on a neighbour and the planted leak read as noise),
 # and leave out what the loads that missed moved.
@@ -14,7 +14,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 SWEEP=$ROOT/tests/guest/tools/fault-sweep
 if command -v busybox >/dev/null; then SH=(busybox ash); else SH=(sh); fi
-ktap_plan 12
+ktap_plan 13
 
 # The functions as the tool has them, and the stubs around them
 # (stack_sigs too: the model's log has one line per fault; the real one
@@ -40,8 +40,11 @@ cycles() { # cycles K [--fail-nth M]
 		elif [ "$3" = $((N + SHIFT)) ]; then
 			CYCLE_INJECTED=1 count=$((count + HIT_LEAK))
 			echo SITE >>"$WORK/model-log"
-		else
+		elif [ -z "$MISS_AT" ] || [ "$3" = $((N + MISS_AT)) ]; then
 			CYCLE_INJECTED=1 count=$((count + MISS_LEAK))
+			echo ELSEWHERE >>"$WORK/model-log"
+		else
+			CYCLE_INJECTED=1
 			echo ELSEWHERE >>"$WORK/model-log"
 		fi
 	done
@@ -58,7 +61,7 @@ run() {
 	if [ -n "$2" ]; then echo "$2" >"$tmp/$name/tsig"; else : >"$tmp/$name/tsig"; fi
 	# shellcheck disable=SC2016  # the inner shell expands them
 	WORK=$tmp/$name N=${N:-52} SHIFT=${SHIFT:-0} HIT_LEAK=${HIT_LEAK:-1} MISS_LEAK=${MISS_LEAK:-0} \
-		CLEAN=${CLEAN:-0} "${SH[@]}" -c '
+		MISS_AT=${MISS_AT:-} CLEAN=${CLEAN:-0} "${SH[@]}" -c '
 		set -eu
 		. "$1"; . "$2"
 		confirm_step "$N" "$WORK/tsig"
@@ -83,9 +86,12 @@ expect before "the site moved to N - 1: the aimed repeats find it there and stay
 SHIFT=1 run after SITE
 expect after "the site moved to N + 1: found there, a leak" \
 	'then \+3 after 3 more failed loads at this site \(5 loads at N - 1, N or N \+ 1\).*: a leak$' '^loads: 5$'
-SHIFT=-1 HIT_LEAK=0 MISS_LEAK=5 CLEAN=5 run missleak SITE
+SHIFT=1 HIT_LEAK=0 MISS_LEAK=5 MISS_AT=-1 run missleak SITE
 expect missleak "what the loads that missed the site moved is left out" \
-	'then \+0 after 3 more failed loads at this site \(4 loads at N - 1, N or N \+ 1\), \+15 after 3 clean cycles: moves with the sweep'
+	'then \+0 after 3 more failed loads at this site \(5 loads at N - 1, N or N \+ 1\), \+0 after 3 clean cycles: moves with the sweep'
+SHIFT=-1 MISS_LEAK=-4 run swing SITE
+expect swing "a cache the repeats at N moved by a load's worth or more is not looked at again" \
+	'then -12 after 3 more failed loads at this N, \+0 after 3 clean cycles: moves with the sweep' '^loads: none$'
 SHIFT=-1 HIT_LEAK=0 MISS_LEAK=1 run oldleak SITE
 expect oldleak "a leak the repeats at N found stands (no aimed repeats)" \
 	'then \+3 after 3 more failed loads at this N, \+0 after 3 clean cycles: a leak$' '^loads: none$'
