@@ -19,7 +19,7 @@ ktap_plan 13
 # The functions as the tool has them, and the stubs around them
 # (stack_sigs too: the model's log has one line per fault; the real one
 # is checked on its own below).
-for f in confirm_step confirm repeat_at_site; do
+for f in confirm_step confirm repeat_at_site slab_diff; do
 	sed -n "/^$f() {/,/^}/p" "$SWEEP"
 done >"$tmp/funcs.sh"
 cat >"$tmp/model.sh" <<'SH'
