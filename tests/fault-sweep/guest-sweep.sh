@@ -73,22 +73,28 @@ fi
 
 # btrfs is swept one fault per step (fault-sweep --steps), not per
 # allocation: its init makes about a thousand (each slab cache's sysfs
-# attributes), over an hour under TCG.  initexit_sweep_all_of=FUNC,...
+# attributes), over an hour under TCG; so are the modules of
+# initexit_sweep_steps=MOD,... (kernel command line: the debug kernel's
+# fuse, whose every allocation would take half an hour there, a few
+# minutes a step).  initexit_sweep_all_of=FUNC,...
 # (kernel command line) sweeps every allocation of those steps too: with
 # btrfs_init_compress, whose shrinker_alloc() failure leaked the bio set
 # in stock 6.12 (the series' btrfs fix; 15 min: each fault in a slab
 # cache's sysfs part meets the known stock leak and is looked at again).
-sweep() { # sweep MOD [PARAMS] -> $SAVE/MOD.tap, SWEEP_RC
+sweep() { # sweep MOD PARAMS TAPNAME -> $SAVE/TAPNAME.tap, SWEEP_RC, SWEEP_SECS
 	SWEEP_RC=0 mod=$1 par=$2 tap=$3
+	read -r t0 _ </proc/uptime
 	shift 3
-	case "$mod" in
-	btrfs)
+	case ",btrfs,${initexit_sweep_steps:-}," in
+	*",$mod,"*)
 		set -- --steps
 		for f in $(echo "${initexit_sweep_all_of:-}" | tr ',' ' '); do set -- "$@" --all-of "$f"; done
 		;;
 	esac
 	# Each step on the console as it comes: a sweep takes minutes.
 	"$TOOLS/fault-sweep" --progress "$@" "$MODDIR/$mod.ko" ${par:+"$par"} >"$SAVE/$tap.tap" 2>/dev/console || SWEEP_RC=$?
+	read -r t1 _ </proc/uptime
+	SWEEP_SECS=$((${t1%%.*} - ${t0%%.*}))
 }
 summary() { sed -n 's/^# fault-sweep .*: \(sites tried.*\)/\1/p' "$SAVE/$1.tap"; }
 
@@ -102,9 +108,9 @@ for m in $MODULES; do
 	fi
 	sweep "$m" "" "$m"
 	if [ "$SWEEP_RC" = 0 ]; then
-		ktap_ok "fault-sweep $m: no leak, no mismatch ($(summary "$m"))"
+		ktap_ok "fault-sweep $m: no leak, no mismatch ($(summary "$m"); $SWEEP_SECS s)"
 	else
-		ktap_fail "fault-sweep $m: no leak, no mismatch (exit $SWEEP_RC)" "$(grep -A12 '^not ok' "$SAVE/$m.tap" | head -n 40; summary "$m")"
+		ktap_fail "fault-sweep $m: no leak, no mismatch (exit $SWEEP_RC, $SWEEP_SECS s)" "$(grep -A12 '^not ok' "$SAVE/$m.tap" | head -n 40; summary "$m")"
 	fi
 done
 

@@ -111,9 +111,11 @@ SHIFT=-1 run nosite-moved ''
 expect nosite-moved "... which is how the CI's planted leak was missed (the model of it)" \
 	'then \+0 after 3 more failed loads at this N.*: moves with the sweep' '^loads: none$'
 
-# stack_sigs itself, on two faults as dmesg has them: the reliable frames
-# with their offsets, "?" frames and the registers left out; the second
-# fault, in the same function at another offset, differs.
+# stack_sigs itself, on four faults as dmesg has them: the reliable
+# frames with their offsets, "?" frames and the registers left out; the
+# second fault, in the same function at another offset, differs; the
+# third has CONFIG_PRINTK_CALLER's "[  T242]" (left out too); the fourth
+# no reliable frame (an empty line).
 sed -n '/^stack_sigs() {/,/^}/p' "$SWEEP" >"$tmp/sigs.sh"
 cat >"$tmp/dmesg" <<'LOG'
 [   11.198374] calling  sweep_init+0x0/0x1000 [initexit_sweep_single] @ 242 prio=0 modname=initexit_sweep_single
@@ -136,12 +138,22 @@ cat >"$tmp/dmesg" <<'LOG'
 [    7.035417]  __kmalloc_cache_noprof+0x25/0x119
 [    7.035472]  sweep_init+0x4a/0x1000 [initexit_sweep_single]
 [    7.036111]  </TASK>
+[    8.034296][  T242] FAULT_INJECTION: forcing a failure.
+[    8.035158][  T242]  <TASK>
+[    8.035225][  T242]  dump_stack_lvl+0x56/0x65
+[    8.035472][  T242]  sweep_init+0x4a/0x1000 [initexit_sweep_single]
+[    8.036111][  T242]  </TASK>
+[    9.034296] FAULT_INJECTION: forcing a failure.
+[    9.035158]  <TASK>
+[    9.035225]  ? sweep_init+0x4a/0x1000 [initexit_sweep_single]
+[    9.036111]  </TASK>
 LOG
 # shellcheck disable=SC2016  # the inner shell expands them
 "${SH[@]}" -c '. "$1"; stack_sigs "$2"' sh "$tmp/sigs.sh" "$tmp/dmesg" >"$tmp/sigs.out" 2>&1
 printf '%s\n' \
 	'dump_stack_lvl+0x56/0x65 < __kmalloc_cache_noprof+0x25/0x119 < sweep_init+0x1f/0x1000 [initexit_sweep_single] < do_one_initcall+0x77/0x144' \
-	'dump_stack_lvl+0x56/0x65 < __kmalloc_cache_noprof+0x25/0x119 < sweep_init+0x4a/0x1000 [initexit_sweep_single]' >"$tmp/sigs.want"
+	'dump_stack_lvl+0x56/0x65 < __kmalloc_cache_noprof+0x25/0x119 < sweep_init+0x4a/0x1000 [initexit_sweep_single]' \
+	'dump_stack_lvl+0x56/0x65 < sweep_init+0x4a/0x1000 [initexit_sweep_single]' '' >"$tmp/sigs.want"
 if cmp -s "$tmp/sigs.want" "$tmp/sigs.out"; then
 	ktap_ok "stack_sigs: one line per fault, its reliable frames"
 else
