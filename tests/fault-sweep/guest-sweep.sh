@@ -31,8 +31,11 @@
 #
 # The negative control: initexit_sweep_single ladder_bug=1 has a ladder
 # that forgets a kfree() when proc_create() fails; the sweep must fail on
-# it and name the leak. Each sweep's KTAP output is kept in
-# $INITEXIT_OUT/fault-sweep/ (the host's OUT/guest/fault-sweep/).
+# it and name the leak. Two more: a report of the kernel planted (a
+# "WARNING:" line in /dev/kmsg) in the reload after a failed load and in
+# the probe loads of --steps; the sweep must fail on each. Each sweep's
+# KTAP output is kept in $INITEXIT_OUT/fault-sweep/ (the host's
+# OUT/guest/fault-sweep/).
 set -eu
 if [ -z "${INITEXIT_SWEEP_RUN:-}" ]; then
 	mkdir -p "$INITEXIT_OUT/ktap"
@@ -52,7 +55,7 @@ MODULES="test_initexit_mod_order test_initexit_mod_fail test_initexit_mod_state 
 # initexit_sweep_control=1 keeps the control and the usage case with
 # initexit_sweep_only= (scripts/test's sweep boot).
 ONLY=${initexit_sweep_only:-}
-EXTRA=2
+EXTRA=4
 if [ -n "$ONLY" ]; then
 	MODULES=$(echo "$ONLY" | tr ',' ' ')
 	[ "${initexit_sweep_control:-0}" = 1 ] || EXTRA=0
@@ -63,8 +66,10 @@ SAVE=${INITEXIT_OUT:-$WORK}/fault-sweep
 mkdir -p "$SAVE"
 if [ ! -w /proc/thread-self/fail-nth ]; then
 	for m in $MODULES; do ktap_skip "fault-sweep $m" "no /proc/thread-self/fail-nth: CONFIG_FAULT_INJECTION is not set"; done
-	if [ "$EXTRA" = 2 ]; then
+	if [ "$EXTRA" = 4 ]; then
 		ktap_skip "fault-sweep finds the planted ladder leak" "CONFIG_FAULT_INJECTION is not set"
+		ktap_skip "fault-sweep fails on a kernel report in the reload after a failed load (planted)" "CONFIG_FAULT_INJECTION is not set"
+		ktap_skip "fault-sweep fails on a kernel report in a probe load (--steps) (planted)" "CONFIG_FAULT_INJECTION is not set"
 		ktap_skip "fault-sweep --help and usage" "CONFIG_FAULT_INJECTION is not set"
 	fi
 	ktap_finish
@@ -126,6 +131,49 @@ if [ "$SWEEP_RC" = 1 ] && grep -q '^not ok .*proc.*LEAK' "$t" && grep -q '^# sla
 else
 	ktap_fail "fault-sweep finds the planted ladder leak (initexit_sweep_single ladder_bug=1)" "exit $SWEEP_RC; $(grep '^not ok\|__proc_create\|^# slab kmalloc-4k\|sites tried' "$t" | head -n 20)"
 fi
+
+# The second control: a report of the kernel in a load other than the
+# faulted one. A modload in front of the real one (fault-sweep's
+# INITEXIT_TOOLS) writes a planted "WARNING:" to /dev/kmsg before it
+# loads: in "reload" mode in the first load without a fault after one
+# with it (N=1's reload), in "probe" mode in every load with a fault but
+# the first (with --steps those after N=1 are the probes). fault-sweep
+# must fail on each and say where (the per-N check of the later loads;
+# the probe loads' case).
+planted() { # planted MODE DESC NOTOK DIAG ARGS...: the sweep of ARGS must exit 1 with a
+	# "not ok" line matching NOTOK and a diagnostic line matching DIAG
+	pmode=$1 pdesc=$2 notok=$3 pdiag=$4
+	shift 4
+	d=$WORK/plant-$pmode t=$SAVE/planted-$pmode.tap
+	mkdir -p "$d"
+	ln -sf "$TOOLS/modunload" "$d/modunload"
+	cat >"$d/modload" <<EOF
+#!/bin/sh
+say() { echo "<4>WARNING: CPU: 0 PID: \$\$ at planted by guest-sweep.sh's $pmode control (no kernel fault)" >/dev/kmsg; }
+case " \$* " in
+*" --fail-nth "*)
+	n=\$((\$(cat "$d/nth" 2>/dev/null || echo 0) + 1))
+	echo "\$n" >"$d/nth"
+	if [ $pmode = probe ] && [ "\$n" -gt 1 ]; then say; fi ;;
+*)
+	if [ $pmode = reload ] && [ -e "$d/nth" ] && [ ! -e "$d/said" ]; then : >"$d/said"; say; fi ;;
+esac
+exec "$TOOLS/modload" "\$@"
+EOF
+	chmod +x "$d/modload"
+	rc=0
+	INITEXIT_TOOLS=$d "$TOOLS/fault-sweep" --progress "$@" >"$t" 2>/dev/console || rc=$?
+	if [ "$rc" = 1 ] && grep -q "^not ok [0-9]* - $notok" "$t" &&
+		grep -q "^# $pdiag.*WARNING: .*planted by guest-sweep.sh's $pmode control" "$t"; then
+		ktap_ok "fault-sweep fails on a kernel report $pdesc (planted)"
+	else
+		ktap_fail "fault-sweep fails on a kernel report $pdesc (planted)" "exit $rc; $(grep '^not ok\|reported\|probe N=\|sites tried' "$t" | head -n 20)"
+	fi
+}
+planted reload "in the reload after a failed load" 'N=1: .* MISMATCH' 'the kernel reported, in the reload, ' \
+	--max 1 "$MODDIR/initexit_sweep_single.ko"
+planted probe "in a probe load (--steps)" 'initexit_sweep_single: no kernel report in the probe loads' 'probe N=[0-9]*: ' \
+	--steps --max 4 "$MODDIR/initexit_sweep_single.ko"
 
 rc_help=0 rc_none=0 rc_opt=0
 "$TOOLS/fault-sweep" --help >"$WORK/help" 2>&1 || rc_help=$?
