@@ -14,17 +14,17 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 SWEEP=$ROOT/tests/guest/tools/fault-sweep
 if command -v busybox >/dev/null; then SH=(busybox ash); else SH=(sh); fi
-ktap_plan 13
+ktap_plan 16
 
 # The functions as the tool has them, and the stubs around them
 # (stack_sigs too: the model's log has one line per fault; the real one
 # is checked on its own below).
-for f in confirm_step confirm repeat_at_site slab_diff; do
+for f in reconfirm confirm_step confirm repeat_at_site slab_diff; do
 	sed -n "/^$f() {/,/^}/p" "$SWEEP"
 done >"$tmp/funcs.sh"
 cat >"$tmp/model.sh" <<'SH'
 REPEATS=3
-count=7
+count=7 site_loads=0
 # The kernel log since the mark: one line per fault, the model's stand-in
 # for its stack (stack_sigs is stubbed to pass it through).
 slabs() { echo "kmalloc-4k $count" >"$1"; }
@@ -38,7 +38,10 @@ cycles() { # cycles K [--fail-nth M]
 		if [ "${2:-}" != --fail-nth ]; then
 			count=$((count + CLEAN))
 		elif [ "$3" = $((N + SHIFT)) ]; then
-			CYCLE_INJECTED=1 count=$((count + HIT_LEAK))
+			# LEAK_LOADS: only that many loads at the site leak (a cache
+			# that grew by a load's worth in one round only).
+			[ -n "$LEAK_LOADS" ] && [ "$site_loads" -ge "$LEAK_LOADS" ] || count=$((count + HIT_LEAK))
+			CYCLE_INJECTED=1 site_loads=$((site_loads + 1))
 			echo SITE >>"$WORK/model-log"
 		elif [ -z "$MISS_AT" ] || [ "$3" = $((N + MISS_AT)) ]; then
 			CYCLE_INJECTED=1 count=$((count + MISS_LEAK))
@@ -61,10 +64,11 @@ run() {
 	if [ -n "$2" ]; then echo "$2" >"$tmp/$name/tsig"; else : >"$tmp/$name/tsig"; fi
 	# shellcheck disable=SC2016  # the inner shell expands them
 	WORK=$tmp/$name N=${N:-52} SHIFT=${SHIFT:-0} HIT_LEAK=${HIT_LEAK:-1} MISS_LEAK=${MISS_LEAK:-0} \
-		MISS_AT=${MISS_AT:-} CLEAN=${CLEAN:-0} "${SH[@]}" -c '
+		MISS_AT=${MISS_AT:-} CLEAN=${CLEAN:-0} LEAK_LOADS=${LEAK_LOADS:-} RECONFIRM=${RECONFIRM:-0} "${SH[@]}" -c '
 		set -eu
 		. "$1"; . "$2"
 		confirm_step "$N" "$WORK/tsig"
+		[ "$RECONFIRM" = 0 ] || reconfirm "$N" step
 		cat "$WORK/badleak" "$WORK/note"
 		echo "loads: ${rep_tries:-none}"' sh "$tmp/model.sh" "$tmp/funcs.sh" >"$tmp/$name.out" 2>&1
 }
@@ -104,6 +108,17 @@ expect gone "a site no repeat meets again: said so, not counted, 9 loads at most
 SHIFT=0 CLEAN=-1 run late SITE
 expect late "objects the clean cycles give back (freed late): no leak" \
 	'then \+3 after 3 more failed loads at this N, -3 after 3 clean cycles: moves with the sweep' '^loads: none$'
+SHIFT=0 RECONFIRM=1 run twice SITE
+expect twice "a leak the second round confirms too: counted, both rounds said" \
+	'^slab kmalloc-4k: 6 -> 7 objects \(\+1\); then \+3 after 3 more failed loads at this N, \+0 after 3 clean cycles: a leak; again, then \+3 after 3 more failed loads at this N, \+0 after 3 clean cycles: a leak$'
+SHIFT=0 RECONFIRM=1 LEAK_LOADS=3 run once SITE
+expect once "a cache that grew by a load's worth in the first round only: not counted, both rounds said" \
+	'^slab kmalloc-4k: 6 -> 7 objects \(\+1\); then \+3 after 3 more failed loads at this N, \+0 after 3 clean cycles; again, then \+0 after 3 more failed loads at this N, \+0 after 3 clean cycles: moves with the sweep, not with the load \(not counted\)$'
+if grep -q ': a leak' "$tmp/once.out"; then
+	ktap_fail "... and no line of it reads as a leak" "$(tr '\n' '|' <"$tmp/once.out")"
+else
+	ktap_ok "... and no line of it reads as a leak"
+fi
 SHIFT=0 run nosite ''
 expect nosite "no stack (a __GFP_NOWARN fault): the repeats at N" \
 	'then \+3 after 3 more failed loads at this N, \+0 after 3 clean cycles: a leak$' '^loads: none$'
