@@ -14,7 +14,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 SWEEP=$ROOT/tests/guest/tools/fault-sweep
 if command -v busybox >/dev/null; then SH=(busybox ash); else SH=(sh); fi
-ktap_plan 16
+ktap_plan 17
 
 # The functions as the tool has them, and the stubs around them
 # (stack_sigs too: the model's log has one line per fault; the real one
@@ -54,6 +54,8 @@ cycles() { # cycles K [--fail-nth M]
 }
 echo "slab kmalloc-4k: 6 -> 7 objects (+1)" >"$WORK/badleak"
 : >"$WORK/note"
+# KL: a kmemleak line beside the candidate, and a note from before.
+if [ -n "$KL" ]; then echo "kmemleak: $KL" >>"$WORK/badleak"; echo "an earlier note" >"$WORK/note"; fi
 SH
 # run NAME SIG: confirm_step N in the model, the first load's fault's
 # stack being SIG (empty: no stack); $tmp/NAME.out has the verdict lines
@@ -64,7 +66,7 @@ run() {
 	if [ -n "$2" ]; then echo "$2" >"$tmp/$name/tsig"; else : >"$tmp/$name/tsig"; fi
 	# shellcheck disable=SC2016  # the inner shell expands them
 	WORK=$tmp/$name N=${N:-52} SHIFT=${SHIFT:-0} HIT_LEAK=${HIT_LEAK:-1} MISS_LEAK=${MISS_LEAK:-0} \
-		MISS_AT=${MISS_AT:-} CLEAN=${CLEAN:-0} LEAK_LOADS=${LEAK_LOADS:-} RECONFIRM=${RECONFIRM:-0} "${SH[@]}" -c '
+		MISS_AT=${MISS_AT:-} CLEAN=${CLEAN:-0} LEAK_LOADS=${LEAK_LOADS:-} RECONFIRM=${RECONFIRM:-0} KL=${KL:-} "${SH[@]}" -c '
 		set -eu
 		. "$1"; . "$2"
 		confirm_step "$N" "$WORK/tsig"
@@ -119,6 +121,9 @@ if grep -q ': a leak' "$tmp/once.out"; then
 else
 	ktap_ok "... and no line of it reads as a leak"
 fi
+SHIFT=0 RECONFIRM=1 LEAK_LOADS=3 KL="unreferenced object 0x1" run keep SITE
+expect keep "a second round keeps what else the step found (a kmemleak report, earlier notes)" \
+	'^kmemleak: unreferenced object 0x1$' '^an earlier note$' 'again, then \+0 after 3 more failed loads'
 SHIFT=0 run nosite ''
 expect nosite "no stack (a __GFP_NOWARN fault): the repeats at N" \
 	'then \+3 after 3 more failed loads at this N, \+0 after 3 clean cycles: a leak$' '^loads: none$'
