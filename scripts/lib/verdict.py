@@ -5,7 +5,6 @@ this decides what their outputs mean.
 
     verdict.py ktap --name N [--exit RC | --exit-file F] [--record R] TAP
     verdict.py junit --name N --exit RC [--log LOG] [--record R] XML
-    verdict.py same-cases --name N [--record R] A.tap B.tap
     verdict.py run --name N --exit RC [--record R] RUNDIR
     verdict.py analysis --name N [--record R] RUNDIR
     verdict.py reports --name N [--end-marker M] [--record R] CONSOLE
@@ -433,18 +432,6 @@ def first_line(s: str, width: int = 200) -> str:
     return s.strip().splitlines()[0][:width] if s.strip() else ""
 
 
-def judge_same_cases(name: str, a: Path, b: Path) -> Verdict:
-    """Pass when two KTAP outputs report the same cases with the same
-    results (the legacy modules on the stock and the patched kernel)."""
-    ra, rb = read_ktap(a.read_text(errors="replace")), read_ktap(b.read_text(errors="replace"))
-    ka = [(c.number, c.status.value, c.description) for c in ra.cases]
-    kb = [(c.number, c.status.value, c.description) for c in rb.cases]
-    if ka == kb:
-        return Verdict(name, passed=1)
-    diff = [f"{x} vs {y}" for x, y in zip(ka + [()] * len(kb), kb + [()] * len(ka)) if x != y]
-    return Verdict(name, failures=(f"{name}: {a} and {b} differ: " + "; ".join(map(str, diff[:3])),))
-
-
 def judge_run(name: str, exit_status: int, run_dir: str) -> Verdict:
     """A scripts/run that had to bring its traces home: exit 0 (the guest
     script passed) or 1 (analysis findings, judged on their own)."""
@@ -854,9 +841,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     s.add_argument("xml", type=Path)
     s.add_argument("--exit", type=int, dest="exit_status", required=True)
     s.add_argument("--log", default="")
-    s = judged("same-cases", "two KTAP outputs report the same results")
-    s.add_argument("a", type=Path)
-    s.add_argument("b", type=Path)
     s = judged("run", "a scripts/run that must bring its traces home (exit 0 or 1)")
     s.add_argument("run_dir")
     s.add_argument("--exit", type=int, dest="exit_status", required=True)
@@ -901,8 +885,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _record(a, judge_ktap(a.name, tap, 0, str(a.log), "auto", str(a.log)))
         if a.cmd == "junit":
             return _record(a, judge_junit(a.name, a.xml, a.exit_status, a.log))
-        if a.cmd == "same-cases":
-            return _record(a, judge_same_cases(a.name, a.a, a.b))
         if a.cmd == "run":
             return _record(a, judge_run(a.name, a.exit_status, a.run_dir))
         if a.cmd == "analysis":

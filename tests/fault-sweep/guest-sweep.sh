@@ -18,14 +18,18 @@
 # Swept: every project test module with pairs that loads without faults
 # and unloads: test_initexit_mod_order (17 pairs, two files), test_initexit_mod_fail without
 # fail_at (8 pairs, a kmalloc each), test_initexit_mod_state without fail (2
-# pairs), the four-step pair (initexit_sweep_pairs) beside the same
+# pairs), test_initexit_mod_exitonly (exit-only pairs and module_exit():
+# its load allocates nothing of its own, so one fault-free load and
+# unload), the four-step pair (initexit_sweep_pairs) beside the same
 # steps in one module_init() with a goto ladder (initexit_sweep_single),
 # fs/fuse (the series converts it: eight pairs) and fs/btrfs (21 pairs,
 # one fault per step; the modules it needs are loaded first).  Only the allocations
 # made from a module's own code are made to fail (fault-sweep's default).
 # Not swept: test_initexit_mod_perm and test_initexit_mod_lastperm (permanent: no unload
 # without force, and a forced unload runs no exit for the exit-less
-# init), test_initexit_mod_async (its second init always fails), test_initexit_mod_undoable
+# init), test_initexit_mod_async (its second init always fails),
+# test_initexit_mod_positive (its inits allocate nothing, and each load
+# warns with a stack dump by design), test_initexit_mod_undoable
 # and the malformed ones (refused before any init), the legacy modules
 # (no pairs; initexit_sweep_single stands for them).
 #
@@ -48,7 +52,7 @@ fi
 # shellcheck source=../guest/ktap.inc
 . "${INITEXIT_TESTS:-/initexit/tests/guest}/ktap.inc"
 
-MODULES="test_initexit_mod_order test_initexit_mod_fail test_initexit_mod_state initexit_sweep_pairs initexit_sweep_single fuse btrfs"
+MODULES="test_initexit_mod_order test_initexit_mod_fail test_initexit_mod_state test_initexit_mod_exitonly initexit_sweep_pairs initexit_sweep_single fuse btrfs"
 # initexit_sweep_only=MOD... on the kernel command line (the kernel hands
 # it to init's environment: scripts/mutation-test's Append: line) sweeps
 # only those modules, without the control and the usage case.

@@ -14,7 +14,7 @@
 #              it unwind) and leave no module behind;
 #   reader     until A is done: read /sys/kernel/debug/initexit/modules and
 #              /proc/modules, which must read without an error.
-# A is bounded in time too (STRESS_SECONDS, default 2100): fewer cycles
+# A is bounded in time too (STRESS_SECONDS, default 2000): fewer cycles
 # than asked by then fail the test, saying how many ran.
 # Then: no module left, no slab cache grew by a quarter of A's cycles or
 # more (a leak of one object in one load out of four; the counts are
@@ -28,7 +28,7 @@ set -eu
 # initexit_stress_cycles= / initexit_stress_seconds= on the kernel command
 # line (the kernel hands them to init's environment) set them per boot.
 CYCLES=${STRESS_CYCLES:-${initexit_stress_cycles:-2000}}
-LIMIT=${STRESS_SECONDS:-${initexit_stress_seconds:-2100}}
+LIMIT=${STRESS_SECONDS:-${initexit_stress_seconds:-2000}}
 DBG=/sys/kernel/debug
 A=test_initexit_mod_order B=test_initexit_mod_fail
 ktap_plan 7

@@ -135,12 +135,6 @@ def test_record_round_trip(tmp_path: Path) -> None:
     assert json.loads(v.to_json())["failed"] == 2
 
 
-def test_same_cases() -> None:
-    assert verdict.judge_same_cases("l", DATA / "all-pass.tap", DATA / "all-pass.tap").passed == 1
-    v = verdict.judge_same_cases("l", DATA / "all-pass.tap", DATA / "one-fail.tap")
-    assert v.failed == 1 and "differ" in v.failures[0]
-
-
 def test_run_and_analysis(tmp_path: Path) -> None:
     assert verdict.judge_run("r", 1, "d").passed == 1
     assert "exited 125 (output: d)" in verdict.judge_run("scripts/run", 125, "d").failures[0]
