@@ -66,11 +66,6 @@ ktap_same "fuse: after the unload, the state before the load" "$WORK/before" "$W
 
 STEPS="fuse_inode_cache_init fuseblk_init fuse_fs_init fuse_req_cache_init fuse_miscdev_init fuse_sysfs_init fuse_sysfs_conn_init fuse_ctl_init"
 EXITS="fuse_ctl_cleanup fuse_sysfs_conn_exit fuse_sysfs_exit fuse_miscdev_exit fuse_req_cache_exit fuse_fs_exit fuseblk_exit fuse_inode_cache_exit"
-# exits_of REASON: fuse's exit_start events of that reason in the trace, a
-# func a line.
-exits_of() {
-	sed -n "s/.*initexit_exit_start: path=module origin=fuse idx=[0-9]* prio=-*[0-9]* func=\([a-z_]*\) reason=$1.*/\1/p" "$I/trace"
-}
 no_events=''
 if [ "$events" = 0 ] || [ "${INITEXIT_KERNEL:-patched}" = stock ]; then
 	no_events="no initexit events on this kernel (stock)"
@@ -78,7 +73,7 @@ if [ "$events" = 0 ] || [ "${INITEXIT_KERNEL:-patched}" = stock ]; then
 	ktap_skip "fuse: unload runs the exits in exact reverse" "$no_events"
 else
 	sed -n 's/.*initexit_init_start: path=module origin=fuse idx=\([0-9]*\) prio=\(-*[0-9]*\) func=\([a-z_]*\) .*/\1 \2 \3/p' "$I/trace" >"$WORK/inits"
-	exits_of unload >"$WORK/exits"
+	pair_exits fuse "$I/trace" unload >"$WORK/exits"
 	i=0 : >"$WORK/want"
 	# Priorities: FUSE_INIT_PRIO(step) = -16 + step (just below the device band).
 	for f in $STEPS; do echo "$i $((i - 16)) $f" >>"$WORK/want"; i=$((i + 1)); done
@@ -120,7 +115,7 @@ fail_at() {
 		k=$(printf '%s\n' $STEPS | sed -n "/^$2\$/=")
 		# shellcheck disable=SC2086
 		printf '%s\n' $EXITS | tail -n "$((k - 1))" >"$WORK/want"
-		exits_of unwind >"$WORK/unwound"
+		pair_exits fuse "$I/trace" unwind >"$WORK/unwound"
 		ktap_same "$what; unwinds the steps before it in exact reverse" "$WORK/want" "$WORK/unwound"
 	fi
 	modunload initexit_fs_squat

@@ -103,10 +103,6 @@ want_inits() {
 inits_of() {
 	sed -n 's/.*initexit_init_finish: path=module origin=btrfs idx=\([0-9]*\) prio=\(-*[0-9]*\) func=\([a-z0-9_]*\) ret=\(-*[0-9]*\) .*/\1 \2 \3 \4/p' "$1"
 }
-# exits_of FILE REASON: the exit_start events of btrfs in FILE, one func a line.
-exits_of() {
-	sed -n "s/.*initexit_exit_start: path=module origin=btrfs idx=[0-9]* prio=-*[0-9]* func=\([a-z0-9_]*\) reason=$2.*/\1/p" "$1"
-}
 unload_deps() { # the modules loaded for btrfs go again, the last loaded first
 	cut -d' ' -f1 /proc/modules | while read -r m; do
 		echo "$before_deps" | grep -qx "$m" || modunload "$m"
@@ -137,13 +133,13 @@ if [ "$blacklisted" = 1 ]; then
 	ktap_same "btrfs, register_btrfs blacklisted: every step in order, the last one failing with -EPERM" "$WORK/want" "$WORK/inits"
 	# shellcheck disable=SC2086 # one exit per line on purpose
 	printf '%s\n' $EXITS | sed 1d >"$WORK/want"
-	exits_of "$WORK/trace1" unwind >"$WORK/exits"
+	pair_exits btrfs "$WORK/trace1" unwind >"$WORK/exits"
 	ktap_same "btrfs, register_btrfs blacklisted: every earlier step's exit in exact reverse" "$WORK/want" "$WORK/exits"
 	echo >"$I/trace"
 	modload "$MODDIR/btrfs.ko"
 	state >"$WORK/again"
 	inits_of "$I/trace" >"$WORK/inits2"
-	exits_of "$I/trace" unwind >"$WORK/exits2"
+	pair_exits btrfs "$I/trace" unwind >"$WORK/exits2"
 	if [ "$LOAD_ERR" = 1 ] && ! loaded btrfs && cmp -s "$WORK/inits" "$WORK/inits2" &&
 		cmp -s "$WORK/exits" "$WORK/exits2" && cmp -s "$WORK/before" "$WORK/again"; then
 		ktap_ok "btrfs, register_btrfs blacklisted: a second load fails the same way at the same step"
@@ -177,7 +173,7 @@ if [ "$events" = 0 ] || [ "${INITEXIT_KERNEL:-patched}" = stock ]; then
 	exit 0
 fi
 inits_of "$I/trace" | sed 's/ [^ ]*$//' >"$WORK/inits"
-exits_of "$I/trace" unload >"$WORK/exits"
+pair_exits btrfs "$I/trace" unload >"$WORK/exits"
 want_inits 0 | sed 's/ [^ ]*$//' >"$WORK/want"
 ktap_same "btrfs: one pair per step, in order" "$WORK/want" "$WORK/inits"
 # shellcheck disable=SC2086 # one exit per line on purpose
