@@ -8,6 +8,7 @@ this decides what their outputs mean.
     verdict.py run --name N --exit RC [--record R] RUNDIR
     verdict.py analysis --name N [--record R] RUNDIR
     verdict.py reports --name N [--end-marker M] [--record R] CONSOLE
+    verdict.py scan [--first] [--ignore KIND]... LOG
     verdict.py summary [--failure MSG]... R
     verdict.py boot-names PATCH...
     verdict.py guest-script PATCH
@@ -437,7 +438,8 @@ def judge_run(name: str, exit_status: int, run_dir: str) -> Verdict:
     script passed) or 1 (analysis findings, judged on their own)."""
     if exit_status in (0, 1):
         return Verdict(name, passed=1)
-    return Verdict(name, failures=(f"{name} exited {exit_status} (output: {run_dir})",))
+    why = " (timed out: the guest or the step ran over its bound)" if exit_status == 124 else ""
+    return Verdict(name, failures=(f"{name} exited {exit_status}{why} (output: {run_dir})",))
 
 
 def judge_analysis(name: str, run_dir: Path) -> Verdict:
@@ -609,14 +611,10 @@ def not_ok_lines(tap: Path) -> list[str]:
 
 # --------------------------------------------------------------- a boot
 
-PANIC_RE = re.compile(r"Kernel panic - not syncing")
-"""e.g. ``[    2.1] Kernel panic - not syncing: sysrq triggered crash``."""
-
-OOPS_RE = re.compile(r"(^|\] )(Oops|BUG:|general protection fault|kernel BUG at)")
-"""e.g. ``[    3.2] BUG: kernel NULL pointer dereference, address: 0000000000000000``."""
-
-WARNING_RE = re.compile(r"(^|\] )WARNING: ")
-"""e.g. ``[    1.9] WARNING: CPU: 0 PID: 1 at kernel/module/main.c:3000 do_init_module+0x1``."""
+# A boot's diagnosis counts these kinds of tests/kernel-reports.txt: an
+# oops fails the run, a warning is printed (some tests warn on purpose).
+OOPS_KINDS = frozenset({"Oops", "KASAN", "soft lockup"})
+WARNING_KINDS = frozenset({"WARNING"})
 
 
 # What the debug kernel's tools print when they find something (issue 17):
@@ -631,24 +629,71 @@ KERNEL_LINE_RE = re.compile(r"\[\s*[0-9]+\.[0-9]+\](\[\s*[TC][0-9]+\])?\s|^[0-9]
 """A printk line on a console, e.g. ``[   12.345678] `` (or ``[   12.3][ T42] ``),
 or a /dev/kmsg record, e.g. ``4,1234,12345678,-;``."""
 
-REPORT_RES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("KASAN", re.compile(r"BUG: KASAN: ")),
-    ("soft lockup", re.compile(r"BUG: soft lockup")),
-    ("Oops", re.compile(r"^(Oops|general protection fault|kernel BUG at|BUG: )")),
-    ("slab corruption", re.compile(r"^BUG \S+ \((Not tainted|Tainted)")),
-    ("WARNING", WARNING_RE),
-    ("debugobjects", re.compile(r"^ODEBUG: ")),
-    ("list corruption", re.compile(r"list_(add|del) corruption")),
-    ("UBSAN", re.compile(r"^UBSAN: ")),
-    ("hung task", re.compile(r"INFO: task .* blocked for more than")),
-    ("RCU stall", re.compile(r"rcu: INFO: .*detected stall")),
-    ("kmemleak off", re.compile(r"^kmemleak: (Kernel memory leak detector disabled|Cannot allocate)")),
-    ("panic", PANIC_RE),
-)
-KMEMLEAK_OBJECT_RE = re.compile(r"^\s*unreferenced object 0x[0-9a-f]+ \(size [0-9]+\)")
-"""kmemleak's report of one object as debugfs prints it, e.g.
-``unreferenced object 0xffff888003f1c000 (size 64):`` (a KTAP diagnostic
-quoting one starts with "# " and is the test's to judge)."""
+REPORTS_FILE = Path(__file__).resolve().parents[2] / "tests" / "kernel-reports.txt"
+"""The one list of what counts as a kernel report (kind, where, pattern,
+example; TAB-separated), which the guest's fault-sweep reads too."""
+
+
+@dataclass(frozen=True)
+class ReportKind:
+    """One row of tests/kernel-reports.txt."""
+    kind: str
+    whole_line: bool  # matched against the whole line, not the printk message
+    pattern: re.Pattern[str]
+    example: str
+
+
+class ReportsFileError(Exception):
+    """tests/kernel-reports.txt is unreadable or has a malformed row."""
+
+
+def load_report_kinds(path: Path = REPORTS_FILE) -> tuple[ReportKind, ...]:
+    """The rows of PATH, in order (the first that matches a line wins)."""
+    kinds: list[ReportKind] = []
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise ReportsFileError(f"{path}: {e.strerror}") from e
+    for n, ln in enumerate(text.splitlines(), 1):
+        if not ln.strip() or ln.startswith("#"):
+            continue
+        cols = ln.split("\t")
+        if len(cols) != 4 or cols[1] not in ("message", "line") or not all(cols):
+            raise ReportsFileError(f"{path}:{n}: want kind, message|line, pattern, example (TAB-separated): {ln!r}")
+        try:
+            rx = re.compile(cols[2])
+        except re.error as e:
+            raise ReportsFileError(f"{path}:{n}: bad pattern {cols[2]!r}: {e}") from e
+        kinds.append(ReportKind(cols[0], cols[1] == "line", rx, cols[3]))
+    if not kinds:
+        raise ReportsFileError(f"{path}: no report kind")
+    return tuple(kinds)
+
+
+_REPORT_KINDS: tuple[ReportKind, ...] = ()
+
+
+def report_kinds() -> tuple[ReportKind, ...]:
+    """tests/kernel-reports.txt's rows, read once."""
+    global _REPORT_KINDS
+    if not _REPORT_KINDS:
+        _REPORT_KINDS = load_report_kinds()
+    return _REPORT_KINDS
+
+
+def report_kind(line: str) -> str | None:
+    """The kind of report LINE (one console line or /dev/kmsg record)
+    starts, by the first row of tests/kernel-reports.txt that matches."""
+    m = KERNEL_LINE_RE.search(line)
+    text = line[m.end():].lstrip() if m else ""
+    for k in report_kinds():
+        if k.whole_line:
+            if k.pattern.search(line):
+                return k.kind
+        elif text and k.pattern.search(text):
+            return k.kind
+    return None
+
 
 KMSG_RECORD_RE = re.compile(r"^[0-9]+,([0-9]+),[0-9]+,[^;]*;")
 """A /dev/kmsg record's prefix: level, sequence number, time, flags."""
@@ -662,11 +707,7 @@ def kernel_reports(console: str) -> list[tuple[int, str, str]]:
     found: list[tuple[int, str, str]] = []
     last = -10
     for n, ln in enumerate(console.splitlines(), 1):
-        m = KERNEL_LINE_RE.search(ln)
-        text = ln[m.end():].lstrip() if m else ""
-        kind = next((k for k, r in REPORT_RES if text and r.search(text)), None)
-        if kind is None and KMEMLEAK_OBJECT_RE.match(ln):
-            kind = "kmemleak"
+        kind = report_kind(ln)
         if kind is None:
             continue
         if n - last > 3:
@@ -762,7 +803,8 @@ def diagnose(f: BootFacts) -> Diagnosis:
         console = []
     problems: list[str] = []
     steps: list[str] = []
-    panic = next((ln for ln in console if PANIC_RE.search(ln)), None)
+    kinds = [report_kind(ln) for ln in console]
+    panic = next((ln for ln, k in zip(console, kinds) if k == "panic"), None)
     if panic is not None:
         problems.append(f"the guest kernel panicked: {panic}")
         steps.append(f"read the panic and the trace above it in {f.out}/console.log")
@@ -792,8 +834,8 @@ def diagnose(f: BootFacts) -> Diagnosis:
         guest_status = ""
     if not guest_status:
         problems.append("the guest script did not finish (no exit status)")
-    oopses = sum(1 for ln in console if OOPS_RE.search(ln))
-    warnings = sum(1 for ln in console if WARNING_RE.search(ln))
+    oopses = sum(1 for k in kinds if k in OOPS_KINDS)
+    warnings = sum(1 for k in kinds if k in WARNING_KINDS)
     if oopses:
         problems.append(f"the guest kernel reported {oopses} Oops/BUG line(s): "
                         f"grep -n -E 'Oops|BUG' {f.out}/console.log")
@@ -849,6 +891,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     s = judged("reports", "a console with no report of the kernel's debug tools (KASAN, lockdep, kmemleak, ...)")
     s.add_argument("console", type=Path)
     s.add_argument("--end-marker", default="", help="a /dev/kmsg capture: this line must be in it, and no record lost")
+    s = sub.add_parser("scan", help="print each kernel report of a log (LINE: KIND: text); exit 1 when there is one")
+    s.add_argument("log", type=Path)
+    s.add_argument("--first", action="store_true", help="only the first")
+    s.add_argument("--ignore", action="append", default=[], metavar="KIND",
+                   help="not this kind (a bare boot's expected panic)")
     s = sub.add_parser("summary", help="add up the records: failures, then N passed, N failed")
     s.add_argument("record", type=Path)
     s.add_argument("--failure", action="append", default=[], help="one more failure line")
@@ -891,6 +938,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _record(a, judge_analysis(a.name, a.run_dir))
         if a.cmd == "reports":
             return _record(a, judge_reports(a.name, a.console, a.end_marker))
+        if a.cmd == "scan":
+            found = [r for r in kernel_reports(a.log.read_text(errors="replace")) if r[1] not in a.ignore]
+            for lineno, kind, ln in found[:1] if a.first else found:
+                print(f"{lineno}: {kind}: {ln}")
+            return 1 if found else 0
         if a.cmd == "summary":
             lines = a.record.read_text().splitlines() if a.record.is_file() else []
             line, failures = summary((Verdict.from_json(ln) for ln in lines if ln.strip()), a.failure)
@@ -921,7 +973,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             for ln in d.lines():
                 print(ln)
             return 0
-    except (OSError, FileNotFoundError) as e:
+    except (OSError, FileNotFoundError, ReportsFileError) as e:
         print(f"verdict.py {a.cmd}: {e}", file=sys.stderr)
         return 2
     return 2

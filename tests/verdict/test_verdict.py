@@ -369,6 +369,82 @@ def test_reports_each_kind_fails_quoting_it(kind: str, line: str, tmp_path: Path
     assert f"({kind})" in v.failures[0] and line in v.failures[0]
 
 
+KINDS = verdict.load_report_kinds()
+
+
+@pytest.mark.parametrize("row", KINDS, ids=[k.kind for k in KINDS])
+def test_kernel_reports_list_each_example_is_its_own_kind(row: verdict.ReportKind) -> None:
+    # tests/kernel-reports.txt: each pattern on the console line beside it,
+    # which no row above it claims (the first match wins).
+    assert verdict.report_kind(row.example) == row.kind
+
+
+def test_kernel_reports_list_covers_every_kind_the_judges_name() -> None:
+    kinds = {k.kind for k in KINDS}
+    assert verdict.OOPS_KINDS | verdict.WARNING_KINDS | {"panic"} <= kinds
+    assert {kind for kind, _ in REPORTS} <= kinds
+    assert len(kinds) == len(KINDS)
+
+
+def _fault_sweep_kernel_reports(tmp_path: Path, log: str) -> str:
+    """fault-sweep's own kernel_reports() (tests/guest/tools/fault-sweep),
+    under busybox ash with busybox's sed and grep, as in the guest."""
+    busybox = shutil.which("busybox")
+    assert busybox, "busybox (busybox-static, which scripts/test installs) runs the guest's side"
+    tool = (ROOT / "tests/guest/tools/fault-sweep").read_text()
+    start = tool.index("kernel_reports() {")
+    func = tool[start:tool.index("\n}\n", start) + 3]
+    res = [k.pattern.pattern for k in KINDS if not k.whole_line]
+    (tmp_path / "report-res").write_text("\n".join(res) + "\n")
+    (tmp_path / "log").write_text(log)
+    script = f"WORK={tmp_path}\n{func}kernel_reports {tmp_path}/log\n"
+    bindir = tmp_path / "bin"
+    bindir.mkdir(exist_ok=True)
+    for applet in ("sed", "grep"):
+        (bindir / applet).unlink(missing_ok=True)
+        (bindir / applet).symlink_to(busybox)
+    proc = subprocess.run([busybox, "ash", "-c", script], capture_output=True, text=True,
+                          env={"PATH": f"{bindir}:/usr/bin:/bin"}, timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip()
+
+
+@pytest.mark.parametrize("row", [k for k in KINDS if not k.whole_line],
+                         ids=[k.kind for k in KINDS if not k.whole_line])
+def test_kernel_reports_list_reads_alike_in_the_guest(row: verdict.ReportKind, tmp_path: Path) -> None:
+    # The guest's fault-sweep finds the same report in a dmesg with the
+    # line among ordinary ones, and quotes its message.
+    log = "[    1.000000] virtio_blk virtio0: [vda] 65536 512-byte logical blocks\n" + row.example + \
+        "\n[    1.100000] Call Trace:\n"
+    got = _fault_sweep_kernel_reports(tmp_path, log)
+    assert got and got in row.example, (row.kind, got)
+
+
+def test_kernel_reports_list_guest_side_quiet_on_a_clean_log(tmp_path: Path) -> None:
+    assert _fault_sweep_kernel_reports(tmp_path, CLEAN_DEBUG_CONSOLE) == ""
+
+
+@pytest.mark.parametrize("text,why", [
+    ("KASAN\tmessage\tBUG: KASAN\n", "want kind"),
+    ("KASAN\teverywhere\tBUG\tx\n", "want kind"),
+    ("KASAN\tmessage\t(BUG\tx\n", "bad pattern"),
+    ("# only a comment\n", "no report kind"),
+])
+def test_kernel_reports_list_malformed_is_a_clear_error(text: str, why: str, tmp_path: Path) -> None:
+    f = tmp_path / "reports.txt"
+    f.write_text(text)
+    with pytest.raises(verdict.ReportsFileError, match=why):
+        verdict.load_report_kinds(f)
+
+
+def test_scan_prints_reports_and_ignores_a_kind(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    log = tmp_path / "dmesg.txt"
+    log.write_text(CLEAN_DEBUG_CONSOLE + "[    9.0] Kernel panic - not syncing: VFS: Unable to mount root fs\n")
+    assert verdict.main(["scan", str(log)]) == 1
+    assert ": panic: " in capsys.readouterr().out
+    assert verdict.main(["scan", "--ignore", "panic", str(log)]) == 0
+
+
 def test_reports_one_splat_counts_once_two_count_twice() -> None:
     splat = ("[    5.0] BUG: KASAN: use-after-free in f+0x1/0x2\n"
              "[    5.0] Read of size 8 at addr ffff888 by task modload/301\n"
