@@ -120,9 +120,55 @@ def gen_packages(root: Path, args: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def plan_rows(root: Path) -> list[list[str]]:
+    """tests/plan.tsv's rows: name, tier, kernel, timeout, needs, guest, cmdline, what."""
+    rows: list[list[str]] = []
+    for ln in (root / "tests" / "plan.tsv").read_text().splitlines():
+        if ln.strip() and not ln.startswith("#"):
+            rows.append([c.strip() for c in ln.split("|")])
+    return rows
+
+
+def measured_times(path: Path) -> tuple[dict[str, float], str]:
+    """A run's OUT/times.tsv as committed (step TAB seconds), and its
+    "# " header lines (where and when it was measured)."""
+    times: dict[str, float] = {}
+    about: list[str] = []
+    if not path.is_file():
+        return times, ""
+    for ln in path.read_text().splitlines():
+        if ln.startswith("# "):
+            about.append(ln[2:])
+        elif "\t" in ln:
+            step, secs = ln.split("\t", 1)
+            times[step] = times.get(step, 0.0) + float(secs)
+    return times, " ".join(about)
+
+
+def gen_plan(root: Path, args: list[str]) -> str:
+    """tests/plan.tsv as a table, with each step's time in the run recorded
+    in the file ARGS[0] (a copy of a run's OUT/times.tsv)."""
+    if len(args) != 1:
+        raise DocError(f"plan takes the times file, got {args!r}")
+    times, about = measured_times(root / args[0])
+    out = ["| step | tier | kernel | timeout | measured | what it proves |",
+           "|------|------|--------|--------:|---------:|----------------|"]
+    total = {"test": 0.0, "deep": 0.0}
+    for name, tier, kernel, timeout, *_, what in plan_rows(root):
+        t = times.get(name)
+        if t is not None:
+            total[tier] += t
+        out.append(f"| `{name}` | {tier} | {kernel} | {timeout} s | "
+                   f"{'%.0f s' % t if t is not None else '-'} | {what} |")
+    note = f"\nMeasured ({args[0]}): {about}; tier test {total['test'] / 60:.0f} min in all.\n" if times else \
+        f"\nNo measured times yet ({args[0]}).\n"
+    return "\n".join(out) + "\n" + note
+
+
 GENERATORS: dict[str, Callable[[Path, list[str]], str]] = {
     "help": gen_help,
     "packages": gen_packages,
+    "plan": gen_plan,
 }
 
 
