@@ -52,7 +52,7 @@ fi
 # shellcheck source=../guest/ktap.inc
 . "${INITEXIT_TESTS:-/initexit/tests/guest}/ktap.inc"
 
-MODULES="test_initexit_mod_order test_initexit_mod_fail test_initexit_mod_state test_initexit_mod_exitonly initexit_sweep_pairs initexit_sweep_single fuse btrfs"
+MODULES="test_initexit_mod_order test_initexit_mod_fail test_initexit_mod_state test_initexit_mod_exitonly initexit_sweep_pairs initexit_sweep_single initexit_sweep_two fuse btrfs"
 # initexit_sweep_only=MOD... on the kernel command line (the kernel hands
 # it to init's environment: scripts/mutation-test's Append: line) sweeps
 # only those modules, without the control and the usage case.
@@ -62,25 +62,26 @@ MODULES="test_initexit_mod_order test_initexit_mod_fail test_initexit_mod_state 
 # sweep of the planted leak, about 3 min; scripts/test's deep row).
 ONLY=${initexit_sweep_only:-}
 CONTROL=${initexit_sweep_control:-0}
-EXTRA=4
+EXTRA=5
 if [ -n "$ONLY" ]; then
 	MODULES=$(echo "$ONLY" | tr ',' ' ')
 	[ "$CONTROL" != 0 ] || EXTRA=0
 fi
-[ "$CONTROL" != 2 ] || EXTRA=5
+[ "$CONTROL" != 2 ] || EXTRA=6
 ktap_plan $(($(echo "$MODULES" | wc -w) + EXTRA))
 
 SAVE=${INITEXIT_OUT:-$WORK}/fault-sweep
 mkdir -p "$SAVE"
 if [ ! -w /proc/thread-self/fail-nth ]; then
 	for m in $MODULES; do ktap_skip "fault-sweep $m" "no /proc/thread-self/fail-nth: CONFIG_FAULT_INJECTION is not set"; done
-	if [ "$EXTRA" = 4 ]; then
+	if [ "$EXTRA" -ge 5 ]; then
 		ktap_skip "fault-sweep finds the planted ladder leak" "CONFIG_FAULT_INJECTION is not set"
+		ktap_skip "fault-sweep finds initexit_sweep_two leak_bug=1's leak at the second kmalloc() of its second init" "CONFIG_FAULT_INJECTION is not set"
 		ktap_skip "fault-sweep fails on a kernel report in the reload after a failed load (planted)" "CONFIG_FAULT_INJECTION is not set"
 		ktap_skip "fault-sweep fails on a kernel report in a probe load (--steps) (planted)" "CONFIG_FAULT_INJECTION is not set"
 		ktap_skip "fault-sweep --help and usage" "CONFIG_FAULT_INJECTION is not set"
 	fi
-	[ "$EXTRA" != 5 ] || ktap_skip "fault-sweep without exact counts: the planted leak is inconclusive, not ok, not a leak" "CONFIG_FAULT_INJECTION is not set"
+	[ "$EXTRA" != 6 ] || ktap_skip "fault-sweep without exact counts: the planted leak is inconclusive, not ok, not a leak" "CONFIG_FAULT_INJECTION is not set"
 	ktap_finish
 	exit
 fi
@@ -141,11 +142,28 @@ else
 	ktap_fail "fault-sweep finds the planted ladder leak (initexit_sweep_single ladder_bug=1)" "exit $SWEEP_RC; $(grep '^not ok\|__proc_create\|^# slab kmalloc-4k\|sites tried' "$t" | head -n 20)"
 fi
 
+# The user's case (issue 33): two pairs, a slab cache then two kmalloc()s
+# in one init, whose twin leaks the first (kmalloc-256) when the second
+# fails. The sweep must find it at the second kmalloc(): the not-ok line's
+# site is two_bufs_init at a larger offset than another site of
+# two_bufs_init the sweep checked (the first kmalloc()).
+sweep initexit_sweep_two leak_bug=1 initexit_sweep_two-leak_bug
+t=$SAVE/initexit_sweep_two-leak_bug.tap
+leak_off=$(sed -n 's/^not ok [0-9]* - N=[0-9]*.* fault in two_bufs_init+\(0x[0-9a-f]*\) .*LEAK.*/\1/p' "$t" | head -n 1)
+other_off=$(sed -n 's/^ok [0-9]* - N=[0-9]*.* fault in two_bufs_init+\(0x[0-9a-f]*\) .*/\1/p' "$t" | head -n 1)
+if [ "$SWEEP_RC" = 1 ] && [ -n "$leak_off" ] && [ -n "$other_off" ] && [ $((leak_off)) -gt $((other_off)) ] &&
+	grep -q '^# slab kmalloc-256: .*(+1)' "$t"; then
+	ktap_ok "fault-sweep finds initexit_sweep_two leak_bug=1's leak at the second kmalloc() of its second init (two_bufs_init+$leak_off, after +$other_off)"
+else
+	ktap_fail "fault-sweep finds initexit_sweep_two leak_bug=1's leak at the second kmalloc() of its second init" \
+		"exit $SWEEP_RC, leak at '$leak_off', other '$other_off'; $(grep '^not ok\|two_bufs_init\|kmalloc-256\|sites tried' "$t" | head -n 20)"
+fi
+
 # The inconclusive control: the same planted leak judged as if the counts
 # were not exact (no slub_debug=F; FAULT_SWEEP_EXACT=0 counts as before):
 # what the caches moved is printed, not called a leak, no step passes as
 # judged, and the exit status is 3, naming the boot parameters to add.
-if [ "$EXTRA" = 5 ]; then
+if [ "$EXTRA" = 6 ]; then
 	export FAULT_SWEEP_EXACT=0
 	sweep initexit_sweep_single ladder_bug=1 initexit_sweep_single-ladder_bug-inexact
 	unset FAULT_SWEEP_EXACT

@@ -14,7 +14,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 SWEEP=$ROOT/tests/guest/tools/fault-sweep
 if command -v busybox >/dev/null; then SH=(busybox ash); else SH=(sh); fi
-ktap_plan 17
+ktap_plan 18
 
 # The functions as the tool has them, and the stubs around them
 # (stack_sigs too: the model's log has one line per fault; the real one
@@ -178,6 +178,33 @@ if cmp -s "$tmp/sigs.want" "$tmp/sigs.out"; then
 	ktap_ok "stack_sigs: one line per fault, its reliable frames"
 else
 	ktap_fail "stack_sigs: one line per fault, its reliable frames" "$(diff "$tmp/sigs.want" "$tmp/sigs.out")"
+fi
+# site: two allocations of one function are one site by name and two by
+# their offsets (reprobe's "never checked" compares the latter: the
+# second kmalloc of an init whose first was checked is still checked).
+sed -n '/^site() {/,/^}/p' "$SWEEP" >"$tmp/site.sh"
+for off in 0x1f 0x4a; do
+	cat >"$tmp/f$off" <<LOG
+[    7.0] FAULT_INJECTION: forcing a failure.
+[    7.0] name failslab, interval 1, probability 0, space 0, times 1
+[    7.0]  <TASK>
+[    7.0]  dump_stack_lvl+0x56/0x65
+[    7.0]  __kmalloc_cache_noprof+0x25/0x119
+[    7.0]  ? sweep_init+0x10/0x1000 [initexit_sweep_single]
+[    7.0]  sweep_init+$off/0x1000 [initexit_sweep_single]
+[    7.0]  do_one_initcall+0x77/0x144
+[    7.0]  </TASK>
+LOG
+done
+# shellcheck disable=SC2016  # the inner shell expands them
+"${SH[@]}" -c '. "$1"; name=initexit_sweep_single; for f in "$2" "$3"; do site "$f"; site "$f" exact; done' sh \
+	"$tmp/site.sh" "$tmp/f0x1f" "$tmp/f0x4a" >"$tmp/site.out" 2>&1
+printf '%s\n' 'sweep_init [initexit_sweep_single] (failslab)' 'sweep_init+0x1f [initexit_sweep_single] (failslab)' \
+	'sweep_init [initexit_sweep_single] (failslab)' 'sweep_init+0x4a [initexit_sweep_single] (failslab)' >"$tmp/site.want"
+if cmp -s "$tmp/site.want" "$tmp/site.out"; then
+	ktap_ok "site: one name for two allocations of a function, two exact sites"
+else
+	ktap_fail "site: one name for two allocations of a function, two exact sites" "$(diff "$tmp/site.want" "$tmp/site.out")"
 fi
 # The guest's shell really ran the tool's functions (not an empty file).
 if [ "$(grep -c '^\(confirm_step\|confirm\|repeat_at_site\)() {' "$tmp/funcs.sh")" = 3 ] && grep -q '^stack_sigs() {' "$tmp/sigs.sh"; then
