@@ -516,8 +516,10 @@ class _Builder:
         prio = PRIO_RE.search(tail)
         origin = ORIGIN_RE.search(tail)
         path = CallPath.MODULE if mod else CallPath.BOOT
+        # The level is the last `entering initcall level` line's (kernels
+        # that print one), as the initcall_level event's in a trace.
         o = _Open(SpanKind.INITCALL, path, mod or (origin.group(1) if origin else ""),
-                  func, None, int(prio.group(1)) if prio else None, None, ev)
+                  func, None, int(prio.group(1)) if prio else None, None if mod else self.level, ev)
         self.stacks.setdefault(0, []).append(o)
 
     def on_dmesg_returned(self, ev: Event) -> None:
@@ -535,7 +537,7 @@ class _Builder:
             del self.stacks[found[0]]
         span = Span(
             kind=SpanKind.INITCALL, path=o.path, origin=o.origin, func=o.func, idx=None,
-            prio=o.prio, level=None, start=o.start, finish=ev, ret=int(ret),
+            prio=o.prio, level=o.level, start=o.start, finish=ev, ret=int(ret),
             duration_ns=int(usecs) * 1000,
         )
         self.add_span(span, None)

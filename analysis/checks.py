@@ -885,6 +885,7 @@ def _notes(cap: Capture, agg: CheckPass) -> tuple[str, ...]:
         notes.append(f"{cap.test_events} event(s) of the series' KUnit suite (path=test) not checked: its pairs and the initcalls inside them")
     if p.fmt is InputFormat.DMESG:
         notes.append("dmesg input: no exit or unwind events; pair checks need a trace-cmd capture")
+    notes.extend(p.notes)
     if agg.n_durations >= 10 and agg.all_whole_ms:
         notes.append("every duration is a whole millisecond: the clocksource is probably jiffies, "
                      "durations are meaningless")

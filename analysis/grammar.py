@@ -70,28 +70,127 @@ Example::
     # entries-in-buffer/entries-written: 310/310   #P:2
 """
 
-DMESG_PREFIX = r"^(?:<\d+>)?(?:\[\s*(\d+\.\d+)\]\s*)?(?:.*?kernel: )?"
+# -- kernel logs ------------------------------------------------------------------
+# A kernel log comes as dmesg prints it (plain, -r, -x, -T, -t, -d, --time-format
+# iso), as journalctl -k prints it (-o short, short-precise, short-monotonic,
+# short-iso, short-iso-precise, with or without the host), as a syslog file
+# (rsyslog's traditional or RFC 3339 format) or as a console log (printk.time=0
+# too).  analysis/kernel_log.py takes each line's envelope off with the KLOG_*
+# regexes (a head, then a level, then a stamp, each optional) and the DMESG_*
+# regexes below match the kernel's message alone.
 
-DMESG_CALLING_RE = re.compile(
-    DMESG_PREFIX + r"calling\s+(\S+)(?: \[([^\]\s]+)\])? @ (\d+)(.*)$"
+_ISO_STAMP = (r"(?P<y>\d{4})-(?P<mo>\d\d)-(?P<d>\d\d)T(?P<h>\d\d):(?P<m>\d\d):(?P<s>\d\d)"
+              r"(?:[.,](?P<frac>\d{1,9}))?(?:Z|[+-]\d\d:?\d\d)? ")
+
+KLOG_SYSLOG_HEAD_RE = re.compile(
+    r"(?P<mon>\S+) +(?P<day>\d{1,2}) (?P<h>\d\d):(?P<m>\d\d):(?P<s>\d\d)(?:\.(?P<frac>\d{1,9}))? "
+    r"(?:\S+ )?kernel: "
 )
-"""initcall_debug's line before a call (``prio=``/``origin=`` are optional).
+"""A wall-clock head ending in ``kernel: ``: journalctl -k (short, with or
+without the host; short-precise with a fraction) and rsyslog's traditional
+file format (then the kernel's own stamp follows).  The month is any word
+(strftime's ``%b`` follows the locale).
+
+Examples::
+
+    Dec 06 23:10:01 guest kernel: calling  ipc_ns_init+0x0/0x40 @ 1
+    Dec 06 23:10:01.100012 kernel: initcall ipc_ns_init+0x0/0x40 returned 0 after 11 usecs
+    Dec  6 23:10:01 guest kernel: [    0.100000] calling  ipc_ns_init+0x0/0x40 @ 1
+"""
+
+KLOG_ISO_HEAD_RE = re.compile(_ISO_STAMP + r"(?:\S+ )?kernel: ")
+"""An ISO 8601 head ending in ``kernel: ``: journalctl -k -o short-iso or
+short-iso-precise, rsyslog's RFC 3339 file format (then the kernel's own
+stamp follows).
+
+Examples::
+
+    2026-12-06T23:10:01+0000 guest kernel: calling  ipc_ns_init+0x0/0x40 @ 1
+    2026-12-06T23:10:01.100000+00:00 guest kernel: [    0.100000] calling  ipc_ns_init+0x0/0x40 @ 1
+"""
+
+KLOG_MONOTONIC_HEAD_RE = re.compile(r"\[ *(?P<mono>\d+\.\d+)\] (?:\S+ )?kernel: ")
+"""journalctl -k -o short-monotonic: the kernel's own stamp, then the host
+(or not) and ``kernel: ``.
+
+Example: ``[    0.100000] guest kernel: calling  ipc_ns_init+0x0/0x40 @ 1``
+"""
+
+KLOG_LOOSE_HEAD_RE = re.compile(r"(?:<\d+>)?(?:\[\s*(?P<mono>\d+\.\d+)\]\s*)?.*?kernel: ")
+"""Any other text up to ``kernel: `` (after an optional level and stamp),
+as the analysis has always read it.
+
+Example: ``<7>[    0.100000] vm-1 kernel: calling  ipc_ns_init+0x0/0x40 @ 1``
+"""
+
+KLOG_RAW_LEVEL_RE = re.compile(r"<\d{1,3}>")
+"""dmesg -r: the record's syslog priority.  Example: ``<7>[    0.100000] calling ...``"""
+
+KLOG_DECODED_LEVEL_RE = re.compile(
+    r"(?:kern|user|mail|daemon|auth|syslog|lpr|news|uucp|cron|authpriv|ftp|res\d|local\d) *:"
+    r"(?:emerg|alert|crit|err|warn|notice|info|debug) *: "
+)
+"""dmesg -x: facility and level, each padded to six.
+
+Example: ``kern  :debug : [    0.100000] calling  ipc_ns_init+0x0/0x40 @ 1``
+"""
+
+KLOG_KERNEL_STAMP_RE = re.compile(r"\[ *(?P<mono>\d+\.\d+)(?: <[ \d.]+>)?\] *")
+"""The kernel's own stamp, seconds since boot (dmesg; ``-d`` adds the delta
+to the previous line after ``<``).
+
+Examples: ``[    0.100000] calling ...``, ``[    0.100012 <    0.000012>] initcall ...``
+"""
+
+KLOG_CTIME_STAMP_RE = re.compile(
+    r"\[\S+ +\S+ +(?P<day>\d{1,2}) (?P<h>\d\d):(?P<m>\d\d):(?P<s>\d\d) \d{4}\] ?"
+)
+"""dmesg -T (or ``--time-format ctime``): wall clock, whole seconds, the
+day and month names in the locale's words.
+
+Example: ``[Sun Dec  6 23:09:05 2026] calling  ipc_ns_init+0x0/0x40 @ 1``
+"""
+
+KLOG_ISO_STAMP_RE = re.compile(_ISO_STAMP)
+"""dmesg --time-format iso: wall clock with microseconds.
+
+Example: ``2026-12-06T23:09:05,100012+00:00 initcall ipc_ns_init+0x0/0x40 returned 0 after 11 usecs``
+"""
+
+DMESG_CALLING_RE = re.compile(r"calling\s+(\S+)(?: \[([^\]\s]+)\])? @ (\d+)(.*)$")
+"""initcall_debug's message before a call: ``"calling  %pS @ %i\\n"`` in
+init/main.c from 5.10 to 6.12 and after (``prio=``/``origin=``/``modname=``
+are the series' additions; ``[module]`` is %pS's for a module's init).
 
 Example::
 
-    [    0.225379] calling  init_sigframe_size+0x0/0x30 @ 1 prio=-3000 origin=signal
+    calling  init_sigframe_size+0x0/0x30 @ 1 prio=-3000 origin=signal
 """
 
 DMESG_RETURNED_RE = re.compile(
-    DMESG_PREFIX
-    + r"initcall (\S+)(?: \[([^\]\s]+)\])? returned (-?\d+) after (\d+) usecs(.*)$"
+    r"initcall (\S+)(?: \[([^\]\s]+)\])? returned (-?\d+) after (\d+) usecs(.*)$"
 )
-"""initcall_debug's line after a call.
+"""initcall_debug's message after a call: ``"initcall %pS returned %d after
+%lld usecs\\n"`` in init/main.c from 5.10 on (5.10 and 5.15 compute the
+"usecs" as nanoseconds >> 10; 6.1 and later with ktime_us_delta()).
 
 Example::
 
-    [    0.225390] initcall init_sigframe_size+0x0/0x30 returned 0 after 12 usecs
+    initcall init_sigframe_size+0x0/0x30 returned 0 after 12 usecs
 """
+
+DMESG_LEVEL_RE = re.compile(r"entering initcall level: (\S+)\s*$")
+"""initcall_debug's message as each initcall level begins (``early``, then
+``pure`` ... ``late``), on kernels with Francesco Valla's 2025 patch
+"init/main.c: log initcall level when initcall_debug is used" (in
+linux-next from next-20250404, through Andrew Morton's tree):
+``printk(KERN_DEBUG "entering initcall level: %s\\n", level)``.
+
+Example: ``entering initcall level: device``
+"""
+
+DMESG_LINUX_VERSION_RE = re.compile(r"Linux version (\d+)\.(\d+)")
+"""The banner, for the kernel's version.  Example: ``Linux version 5.15.100 (gcc ...) #1 SMP``"""
 
 #: The trace events the model reads, by name; others are counted as ignored.
 EVENT_NAMES: dict[str, EventName] = {
@@ -102,15 +201,16 @@ EVENT_NAMES: dict[str, EventName] = {
 FRACTION_SCALE = tuple(10 ** (9 - n) for n in range(10))
 
 DMESG_INITEXIT_RE = re.compile(
-    DMESG_PREFIX + r"initexit: (?:ordered (?P<ordered>\d+) built-in pairs in (?P<ns>\d+) ns"
+    r"initexit: (?:ordered (?P<ordered>\d+) built-in pairs in (?P<ns>\d+) ns"
     r"|(?P<origin>\S+): (?:skipping (?P<skipped>\S+) \(prio (?P<sprio>-?\d+)\) after an earlier failure"
     r"|(?P<blacklisted>\S+) \(prio (?P<bprio>-?\d+)\) blacklisted, not run"
     r"|(?P<failed>\S+) \(prio (?P<fprio>-?\d+)\) failed with (?P<error>-?\d+)"
     r"(?:, not unwinding \S+: (?P<other>\S+) (?P<why>ran since its first init|has no exit))?(?P<ftail>.*)))\s*$"
 )
-"""The series' own kernel messages about built-in pairs (kernel/initexit.c).
+"""The series' own kernel messages about built-in pairs (kernel/initexit.c),
+matched after analysis/kernel_log.py took the line's envelope off.
 
-Examples::
+Examples (with dmesg's envelope)::
 
     [    0.296657] initexit: ordered 18 built-in pairs in 377234 ns
     [    1.202441] initexit: lib/test_initexit_adjacent: tia3_init (prio 4) failed with -303, unwinding lib/test_initexit_adjacent
@@ -120,8 +220,9 @@ Examples::
     [    1.100000] initexit: lib/test_initexit_order: tio_blacklist_me_init (prio 100) blacklisted, not run
 """
 
-DMESG_RUN_INIT_RE = re.compile(DMESG_PREFIX + r"Run (\S+) as init process")
-"""The kernel handing over to userspace: the boot finished.
+DMESG_RUN_INIT_RE = re.compile(r"Run (\S+) as init process")
+"""The kernel handing over to userspace: the boot finished (a message, as
+DMESG_INITEXIT_RE).
 
-Example: ``[    1.250000] Run /init as init process``
+Example: ``Run /init as init process``
 """

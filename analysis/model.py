@@ -303,6 +303,9 @@ class ParsedInput:
     problem_count: Optional[int] = None
     #: dmesg: the series' own messages about built-in pairs, and the boot's end.
     notices: tuple["KernelNotice", ...] = ()
+    #: How the input was read, when the reader must say so (a kernel log's
+    #: wall-clock or missing stamps, its kernel's microseconds).
+    notes: tuple[str, ...] = ()
 
     @property
     def n_events(self) -> int:

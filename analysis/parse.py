@@ -20,6 +20,8 @@ from analysis.grammar import (
     CPUS_RE,
     DMESG_CALLING_RE,
     DMESG_INITEXIT_RE,
+    DMESG_LEVEL_RE,
+    DMESG_LINUX_VERSION_RE,
     DMESG_RETURNED_RE,
     DMESG_RUN_INIT_RE,
     DROPPED_RE,
@@ -31,6 +33,7 @@ from analysis.grammar import (
     TRACE_LINE_RE,
     TASK_RE,
 )
+from analysis.kernel_log import StampClock, duration_note, split
 from analysis.model import (
     INITEXIT_PREFIX,
     Event,
@@ -287,13 +290,13 @@ def iter_text_lines(text: str) -> Iterator[str]:
         pos = end + 1
 
 
-def _notice(lineno: int, raw: str) -> Optional[KernelNotice]:
-    m = DMESG_INITEXIT_RE.match(raw)
+def _notice(lineno: int, msg: str, raw: str) -> Optional[KernelNotice]:
+    m = DMESG_INITEXIT_RE.match(msg)
+    text = raw.rstrip("\r\n")
     if m is None:
-        r = DMESG_RUN_INIT_RE.match(raw)
-        return KernelNotice(lineno, "run-init", func=r.group(2), text=raw.rstrip("\n")) if r else None
+        r = DMESG_RUN_INIT_RE.match(msg)
+        return KernelNotice(lineno, "run-init", func=r.group(1), text=text) if r else None
     g = m.groupdict()
-    text = raw.rstrip("\n")
     if g["ordered"] is not None:
         return KernelNotice(lineno, "ordered", value=int(g["ordered"]), ns=int(g["ns"]), text=text)
     if g["skipped"] is not None:
@@ -307,46 +310,59 @@ def _notice(lineno: int, raw: str) -> Optional[KernelNotice]:
 
 
 def parse_dmesg(text: str, source: str = "<text>") -> ParsedInput:
-    """Parse dmesg text: initcall_debug's calling/returned lines are events,
-    the series' ``initexit:`` messages and ``Run /init`` are notices; other
+    """Parse a kernel log: initcall_debug's calling/returned lines are
+    events, its ``entering initcall level`` lines initcall_level events, the
+    series' ``initexit:`` messages and ``Run /init`` are notices; other
     kernel messages are normal and skipped.
 
-    Without printk timestamps, times are rebuilt from the ``after N usecs``
-    durations (a running clock), so the order is still right.
+    Each line's envelope (dmesg's, journalctl's, syslog's: see
+    analysis/kernel_log.py) is taken off first; its stamps give the times
+    (:class:`analysis.kernel_log.StampClock`), and without the kernel's own
+    stamps times are rebuilt from the ``after N usecs`` durations (a
+    running clock), so the order is still right (the notes say so).
     """
     lines = text.splitlines(keepends=True)
     events: list[Event] = []
     gaps: list[Gap] = []
     notices: list[KernelNotice] = []
-    clock = 0
+    clock = StampClock()
+    version: Optional[tuple[int, int]] = None
     n_lines = len(lines)
     for lineno, raw in enumerate(lines, 1):
         if "initexit: " in raw or "as init process" in raw:
-            n = _notice(lineno, raw)
+            n = _notice(lineno, split(raw).message, raw)
             if n is not None:
                 notices.append(n)
                 continue
+        if version is None and "Linux version " in raw:
+            v = DMESG_LINUX_VERSION_RE.search(raw)
+            if v is not None:
+                version = (int(v.group(1)), int(v.group(2)))
         if "calling" not in raw and "initcall" not in raw:
             continue
-        m = DMESG_CALLING_RE.match(raw)
+        line = split(raw)
+        msg = line.message
+        m = DMESG_CALLING_RE.match(msg)
         if m:
-            stamp, func, mod, pid, tail = m.groups()
-            ts = ts_to_ns(stamp) if stamp else clock
-            clock = ts
+            func, mod, pid, tail = m.groups()
             info = f"func={func}" + (f" [{mod}]" if mod else "") + f" @ {pid}{tail.rstrip()}"
-            events.append(Event(lineno, ts, -1, int(pid), "", EventName.DMESG_CALLING, info))
+            events.append(Event(lineno, clock.start(line), -1, int(pid), "", EventName.DMESG_CALLING, info))
             continue
-        r = DMESG_RETURNED_RE.match(raw)
+        r = DMESG_RETURNED_RE.match(msg)
         if r:
-            stamp, func, mod, ret, usecs, tail = r.groups()
+            func, mod, ret, usecs, tail = r.groups()
             if lineno == n_lines and not raw.endswith("\n"):
                 gaps.append(Gap(lineno, None, None, "input ends mid-line (truncated capture?)"))
                 continue
-            ts = ts_to_ns(stamp) if stamp else clock + int(usecs) * 1000
-            clock = ts
             info = (f"func={func}" + (f" [{mod}]" if mod else "")
                     + f" ret={ret} usecs={usecs}{tail.rstrip()}")
-            events.append(Event(lineno, ts, -1, -1, "", EventName.DMESG_RETURNED, info))
+            events.append(Event(lineno, clock.finish(line, int(usecs)), -1, -1, "", EventName.DMESG_RETURNED, info))
+            continue
+        lv = DMESG_LEVEL_RE.match(msg)
+        if lv:
+            events.append(Event(lineno, clock.start(line), -1, -1, "", EventName.INITCALL_LEVEL,
+                                f"level={lv.group(1)}"))
+    notes = tuple(n for n in (clock.note(), duration_note(version)) if n)
     return ParsedInput(
         source=source,
         fmt=InputFormat.DMESG,
@@ -357,6 +373,7 @@ def parse_dmesg(text: str, source: str = "<text>") -> ParsedInput:
         problems=(),
         ignored={},
         notices=tuple(notices),
+        notes=notes,
     )
 
 

@@ -19,7 +19,15 @@ import tempfile
 from dataclasses import dataclass
 from typing import IO, Iterator, Optional
 
-from analysis.grammar import CPUS_RE, DMESG_CALLING_RE, DMESG_RETURNED_RE, DROPPED_RE, TRACE_LINE_RE
+from analysis.grammar import (
+    CPUS_RE,
+    DMESG_CALLING_RE,
+    DMESG_LEVEL_RE,
+    DMESG_RETURNED_RE,
+    DROPPED_RE,
+    TRACE_LINE_RE,
+)
+from analysis.kernel_log import ACCEPTED_LOGS, message
 from analysis.model import InputFormat
 
 #: First bytes of every trace.dat (``\x17\x08\x44tracing``).
@@ -141,8 +149,10 @@ def read_input(name: str, stdin: Optional[IO[bytes]] = None) -> InputText:
 def _sniff(line: str) -> Optional[InputFormat]:
     if CPUS_RE.match(line) or TRACE_LINE_RE.match(line) or DROPPED_RE.match(line):
         return InputFormat.TRACE_CMD
-    if DMESG_CALLING_RE.match(line) or DMESG_RETURNED_RE.match(line):
-        return InputFormat.DMESG
+    if "calling" in line or "initcall" in line:
+        msg = message(line)
+        if DMESG_CALLING_RE.match(msg) or DMESG_RETURNED_RE.match(msg) or DMESG_LEVEL_RE.match(msg):
+            return InputFormat.DMESG
     return None
 
 
@@ -165,7 +175,8 @@ def detect_format(lines: list[str]) -> InputFormat:
     if len(shown) > 60:
         shown = shown[:57] + "..."
     raise InputError(
-        f"line {n}: neither `trace-cmd report` output nor dmesg with initcall_debug: {shown!r}"
+        f"line {n}: neither `trace-cmd report` output nor dmesg with initcall_debug: {shown!r}; "
+        f"accepted: `trace-cmd report` text (-N -t, -l) or ftrace's trace file, a trace.dat, or {ACCEPTED_LOGS}"
     )
 
 

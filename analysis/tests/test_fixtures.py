@@ -39,7 +39,10 @@ def _args(path: str, expect: dict[str, object]) -> list[str]:
     return [os.path.join(here, a) if not a.startswith("-") else a for a in map(str, args)]
 
 
-ALL = _inputs(FIXTURES) + _inputs(CAPTURED)
+#: One boot's kernel log in every form the analysis reads (make_kernel_logs.py).
+KERNEL_LOGS = os.path.join(FIXTURES, "kernel-logs")
+
+ALL = _inputs(FIXTURES) + _inputs(CAPTURED) + _inputs(KERNEL_LOGS)
 
 
 @pytest.mark.parametrize("path", ALL, ids=[os.path.relpath(p, FIXTURES) for p in ALL])

@@ -26,6 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 FIXTURES = os.path.join(HERE, "fixtures")
 INPUTS = sorted(p for p in glob.glob(os.path.join(FIXTURES, "*")) + glob.glob(os.path.join(FIXTURES, "captured", "*"))
+                + glob.glob(os.path.join(FIXTURES, "kernel-logs", "*"))
                 if p.endswith((".txt", ".dmesg", ".log")))
 
 
