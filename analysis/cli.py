@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import sys
 import time
-from typing import Callable, Optional, Sequence
+from typing import Callable, NoReturn, Optional, Sequence
 
 from analysis import __version__
 from analysis.bench import format_bench, run_bench
@@ -311,9 +311,15 @@ def cmd_synth(args: argparse.Namespace, progress: Progress) -> int:
     return EXIT_OK
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: The program's name in usage and --help: ``python3 -m analysis``, or the
+#: console script pyproject.toml installs.
+PROG = "python3 -m analysis"
+CONSOLE_SCRIPT = "initexit-analyze"
+
+
+def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python3 -m analysis",
+        prog=prog,
         description="Timelines and order checks for initexit captures (trace-cmd or dmesg).",
         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -437,8 +443,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = build_parser()
+def main(argv: Optional[Sequence[str]] = None, prog: str = PROG) -> int:
+    parser = build_parser(prog)
     args = parser.parse_args(argv)
     progress = Progress(getattr(args, "quiet", False))
     try:
@@ -463,3 +469,22 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"analysis: internal error: {type(e).__name__}: {e} "
               f"(rerun with ANALYSIS_DEBUG=1 for the traceback, and report it)", file=sys.stderr)
         return EXIT_ERROR
+
+
+def run(prog: str = PROG) -> NoReturn:
+    """Run the command line and leave with its status, without freeing
+    the capture: a large one is millions of objects, and freeing them one
+    by one at interpreter exit takes about a second and helps no one."""
+    status = main(prog=prog)
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BrokenPipeError:
+        pass
+    os._exit(status)
+
+
+def console_script() -> NoReturn:
+    """``initexit-analyze`` (pyproject.toml's console script): the same
+    command line as ``python3 -m analysis``."""
+    run(CONSOLE_SCRIPT)
