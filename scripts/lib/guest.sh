@@ -74,15 +74,15 @@ kvm_works() {
 	fi
 	qemu_cmd kvm "$kernel" "console=ttyS0 earlyprintk=serial,ttyS0,115200 panic=-1"
 	if [ "$DRY_RUN" = 1 ]; then
-		show_cmd timeout -k 5 "$secs" "${QEMU_CMD[@]}"
+		show_cmd timeout --foreground -k 5 "$secs" "${QEMU_CMD[@]}"
 		KVM_PROBE="not probed in a dry run: a real run boots the command above first, and uses TCG if it hangs"
 		return 0
 	fi
 	log "probing KVM with a $secs s boot"
 	log=$(mktemp)
 	rc=0
-	show_cmd timeout -k 5 "$secs" "${QEMU_CMD[@]}"
-	timeout -k 5 "$secs" "${QEMU_CMD[@]}" </dev/null >"$log" 2>&1 || rc=$?
+	show_cmd timeout --foreground -k 5 "$secs" "${QEMU_CMD[@]}"
+	timeout --foreground -k 5 "$secs" "${QEMU_CMD[@]}" </dev/null >"$log" 2>&1 || rc=$?
 	local verdict
 	if grep -q 'Linux version' "$log"; then
 		verdict=works
@@ -147,13 +147,16 @@ boot_guest() {
 	run_cmd truncate -s 512M "$disk"
 	qemu_cmd "$accel" "$kernel" "$append" "$initrd" "$disk"
 	QEMU_RC=0
-	show_cmd timeout -k 10 "$secs" "${QEMU_CMD[@]}"
+	show_cmd timeout --foreground -k 10 "$secs" "${QEMU_CMD[@]}"
 	if [ "$DRY_RUN" = 1 ]; then
 		show_cmd tar -xf "$disk" -C "$out"
 		return 0
 	fi
 	# -k: QEMU ignoring SIGTERM must not outlive the timeout by more than 10 s.
-	timeout -k 10 "$secs" "${QEMU_CMD[@]}" </dev/null 2>&1 |
+	# --foreground: QEMU stays in scripts/run's process group, so a bound
+	# around scripts/run (scripts/test's step timeouts) that kills the group
+	# kills QEMU too.
+	timeout --foreground -k 10 "$secs" "${QEMU_CMD[@]}" </dev/null 2>&1 |
 		sed -u -e 's/\r$//' -e 's/\x1b\[[0-9;?]*[A-Za-z]//g' -e 's/\x1bc//g' |
 		tee "$out/console.log" >&2 || QEMU_RC=${PIPESTATUS[0]}
 	[ "$QEMU_RC" != 137 ] || QEMU_RC=124

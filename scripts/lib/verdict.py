@@ -8,7 +8,7 @@ this decides what their outputs mean.
     verdict.py run --name N --exit RC [--record R] RUNDIR
     verdict.py analysis --name N [--record R] RUNDIR
     verdict.py reports --name N [--end-marker M] [--record R] CONSOLE
-    verdict.py scan [--first] [--ignore KIND]... LOG
+    verdict.py scan [--first] [--all-kernel] [--ignore KIND]... LOG
     verdict.py summary [--failure MSG]... R
     verdict.py boot-names PATCH...
     verdict.py guest-script PATCH
@@ -613,7 +613,7 @@ def not_ok_lines(tap: Path) -> list[str]:
 
 # A boot's diagnosis counts these kinds of tests/kernel-reports.txt: an
 # oops fails the run, a warning is printed (some tests warn on purpose).
-OOPS_KINDS = frozenset({"Oops", "KASAN", "soft lockup"})
+OOPS_KINDS = frozenset({"Oops", "KASAN"})
 WARNING_KINDS = frozenset({"WARNING"})
 
 
@@ -681,11 +681,14 @@ def report_kinds() -> tuple[ReportKind, ...]:
     return _REPORT_KINDS
 
 
-def report_kind(line: str) -> str | None:
+def report_kind(line: str, all_kernel: bool = False) -> str | None:
     """The kind of report LINE (one console line or /dev/kmsg record)
-    starts, by the first row of tests/kernel-reports.txt that matches."""
+    starts, by the first row of tests/kernel-reports.txt that matches.
+    A line without a printk time stamp is not the kernel's, unless
+    ALL_KERNEL (a console that only the kernel writes, without
+    CONFIG_PRINTK_TIME: check-configs' bare boots)."""
     m = KERNEL_LINE_RE.search(line)
-    text = line[m.end():].lstrip() if m else ""
+    text = line[m.end():].lstrip() if m else (line.lstrip() if all_kernel else "")
     for k in report_kinds():
         if k.whole_line:
             if k.pattern.search(line):
@@ -699,7 +702,7 @@ KMSG_RECORD_RE = re.compile(r"^[0-9]+,([0-9]+),[0-9]+,[^;]*;")
 """A /dev/kmsg record's prefix: level, sequence number, time, flags."""
 
 
-def kernel_reports(console: str) -> list[tuple[int, str, str]]:
+def kernel_reports(console: str, all_kernel: bool = False) -> list[tuple[int, str, str]]:
     """Every report of the kernel's debug tools in a console log or a
     /dev/kmsg capture, as (line number, kind, line): the first line of
     each report only (a splat's own lines, "WARNING: ..." after "BUG:
@@ -707,7 +710,7 @@ def kernel_reports(console: str) -> list[tuple[int, str, str]]:
     found: list[tuple[int, str, str]] = []
     last = -10
     for n, ln in enumerate(console.splitlines(), 1):
-        kind = report_kind(ln)
+        kind = report_kind(ln, all_kernel)
         if kind is None:
             continue
         if n - last > 3:
@@ -896,6 +899,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     s.add_argument("--first", action="store_true", help="only the first")
     s.add_argument("--ignore", action="append", default=[], metavar="KIND",
                    help="not this kind (a bare boot's expected panic)")
+    s.add_argument("--all-kernel", action="store_true",
+                   help="every line is the kernel's, time stamp or not (a console without CONFIG_PRINTK_TIME)")
     s = sub.add_parser("summary", help="add up the records: failures, then N passed, N failed")
     s.add_argument("record", type=Path)
     s.add_argument("--failure", action="append", default=[], help="one more failure line")
@@ -939,7 +944,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if a.cmd == "reports":
             return _record(a, judge_reports(a.name, a.console, a.end_marker))
         if a.cmd == "scan":
-            found = [r for r in kernel_reports(a.log.read_text(errors="replace")) if r[1] not in a.ignore]
+            found = [r for r in kernel_reports(a.log.read_text(errors="replace"), a.all_kernel)
+                     if r[1] not in a.ignore]
             for lineno, kind, ln in found[:1] if a.first else found:
                 print(f"{lineno}: {kind}: {ln}")
             return 1 if found else 0

@@ -445,6 +445,22 @@ def test_scan_prints_reports_and_ignores_a_kind(tmp_path: Path, capsys: pytest.C
     assert verdict.main(["scan", "--ignore", "panic", str(log)]) == 0
 
 
+@pytest.mark.parametrize("line,kind", [
+    ("Unable to handle kernel NULL pointer dereference at virtual address 0000000000000008", "Oops"),
+    ("Internal error: Oops: 0000000096000005 [#1] SMP", "Oops"),
+    ("WARNING: CPU: 0 PID: 1 at kernel/initexit.c:120 initexit_unwind+0x1c/0x90", "WARNING"),
+])
+def test_scan_all_kernel_reads_a_console_without_time_stamps(line: str, kind: str, tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    # check-configs' bare boots (no CONFIG_PRINTK_TIME): every line is the
+    # kernel's; without --all-kernel an unstamped line is userspace's.
+    log = tmp_path / "dmesg.txt"
+    log.write_text("Booting Linux on physical CPU 0x0000000000 [0x000f0510]\n" + line + "\n")
+    assert verdict.main(["scan", str(log)]) == 0
+    assert verdict.main(["scan", "--all-kernel", "--first", str(log)]) == 1
+    assert f"2: {kind}: {line}" in capsys.readouterr().out
+
+
 def test_reports_one_splat_counts_once_two_count_twice() -> None:
     splat = ("[    5.0] BUG: KASAN: use-after-free in f+0x1/0x2\n"
              "[    5.0] Read of size 8 at addr ffff888 by task modload/301\n"
