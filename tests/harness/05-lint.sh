@@ -18,7 +18,7 @@ command -v shellcheck >/dev/null && have_shellcheck=1
 command -v mypy >/dev/null && have_mypy=1
 n_lint=1 n_mypy=1
 [ "$have_shellcheck" = 0 ] || n_lint=$((${#bash_files[@]} + ${#sh_files[@]} + ${#guest_files[@]}))
-[ "$have_mypy" = 0 ] || n_mypy=3
+[ "$have_mypy" = 0 ] || n_mypy=4
 ktap_plan $((n_lint + n_mypy))
 
 if [ "$have_shellcheck" = 0 ]; then
@@ -46,6 +46,8 @@ else
 	ktap_check "mypy --strict tests/verdict" \
 		env MYPYPATH="$ROOT/scripts/lib" \
 		mypy --strict --no-error-summary --cache-dir="$mypy_cache" tests/verdict/*.py
+	ktap_check "mypy --strict scripts/check-error-paths tests/error-paths" \
+		mypy --strict --no-error-summary --cache-dir="$mypy_cache" scripts/check-error-paths tests/error-paths/*.py
 	rm -rf "$mypy_cache"
 fi
 ktap_finish

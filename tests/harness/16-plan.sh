@@ -22,7 +22,7 @@ ktap_check "--only boot runs what it reads, in table order (got: $got)" \
 got=$(sel --deep=stress)
 ktap_check "--deep=stress builds the debug kernel first (got: $got)" [ "$got" = "build-debug stress " ]
 got=$(sel --no-boot)
-ktap_check "--no-boot runs the host rows of tier test only (got: $got)" [ "$got" = "python verdict boot harness " ]
+ktap_check "--no-boot runs the host rows of tier test only (got: $got)" [ "$got" = "python error-paths verdict boot harness " ]
 ktap_check "two --list runs of one commit list the same steps" sh -c "[ \"\$('$T' --list)\" = \"\$('$T' --list)\" ]"
 
 # A malformed table stops everything, naming the line.
