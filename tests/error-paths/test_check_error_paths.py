@@ -33,7 +33,12 @@ REPO = HERE.parent.parent
 CHECKER = Path(os.environ.get("CHECK_ERROR_PATHS",
                               REPO / "scripts" / "check-error-paths"))
 FIXTURES = HERE / "fixtures"
-STOCK_TREE = Path("/root/.cache/initexit/linux-stock")
+# The unpacked 6.12 tree scripts/run keeps (the series does not touch
+# net/atm, so the patched tree serves when the stock one is not there).
+_CACHE = Path(os.environ.get("INITEXIT_CACHE") or
+              Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "initexit")
+STOCK_TREE = next((t for t in (_CACHE / "linux-stock", _CACHE / "linux-patched")
+                   if (t / "net/atm/common.c").is_file()), _CACHE / "linux-stock")
 
 EXPECT_RE = re.compile(r"^\s*\*?\s*expect:\s*(\S+)(?:\s+(\S+)\s+(.+?))?\s*$",
                        re.M)
