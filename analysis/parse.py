@@ -45,7 +45,7 @@ from analysis.model import (
     Problem,
 )
 from analysis.source import InputError, InputText, open_input, read_input, split_head
-from analysis.untie import untie_run
+from analysis.untie import CALL_EDGES, track_call, untie_run
 
 __all__ = ["InputError", "InputText", "TraceReportReader", "check_not_empty", "iter_text_lines",
            "open_input", "parse_dmesg", "parse_text", "parse_trace_report", "read_input",
@@ -97,6 +97,9 @@ class TraceReportReader:
         self.moved: dict[int, int] = {}
         #: pid -> CPU of its last released event (the tie reordering's "before").
         self.cpu_of_pid: dict[int, int] = {}
+        #: pid -> the calls it started and has not finished (func= text), as
+        #: released: what a tie's finishes must close (untie_run).
+        self.open_of_pid: dict[int, list[str]] = {}
         self.last_ts_ns = 0
 
     def read(self, lines: Iterable[str]) -> Iterator[Event]:
@@ -191,6 +194,8 @@ class TraceReportReader:
                 if keep is not None:
                     keep(held)
                 cpu_of_pid[held[3]] = held[2]
+                if held[5] in CALL_EDGES:
+                    track_call(self.open_of_pid, held)
                 yield held
             held = event
         if tied is not None:
@@ -199,6 +204,8 @@ class TraceReportReader:
             if keep is not None:
                 keep(held)
             cpu_of_pid[held[3]] = held[2]
+            if held[5] in CALL_EDGES:
+                track_call(self.open_of_pid, held)
             yield held
         self.line_count = lineno
         self.event_count = count
@@ -206,13 +213,16 @@ class TraceReportReader:
 
     def _release(self, run: list[Event]) -> list[Event]:
         """A run of events with one timestamp, in the order they ran."""
-        note = untie_run(run, self.cpu_of_pid.get, self.moved)
+        note = untie_run(run, self.cpu_of_pid.get, self.moved,
+                         lambda pid: self.open_of_pid.get(pid, []))
         if note is not None:
             self.reordered.append(note)
         if self.keep_events:
             self.events.extend(run)
         for e in run:
             self.cpu_of_pid[e.pid] = e.cpu
+            if e.name in CALL_EDGES:
+                track_call(self.open_of_pid, e)
         return run
 
     def _problem(self, problem: Problem) -> None:

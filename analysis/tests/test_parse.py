@@ -221,6 +221,29 @@ def test_tie_at_the_end_of_the_input_and_streamed_equal_whole() -> None:
     assert streamed.events == p.events and streamed.reordered == p.reordered
 
 
+def test_tie_where_the_task_went_back_and_forth_is_read_as_it_ran() -> None:
+    # The fresh machine's CI run of 2026-12-07 (guest-tests, boot.report.txt
+    # lines 192-203): pid 1 started a on CPU 1, then at one timestamp ran
+    # on CPU 0 (a finishes, b starts and finishes, c starts), back on CPU 1
+    # (c finishes, d starts), and on CPU 0 again later (d finishes).
+    # Putting CPU 1's half first (the CPU it was on before) paired c's
+    # finish with a's start; the finishes must close the open calls.
+    lines = ["cpus=2\n",
+             _ic(1, T - 500, "start", "a"),   # 2
+             _ic(0, T, "finish", "a"),        # 3
+             _ic(0, T, "start", "b"),         # 4
+             _ic(0, T, "finish", "b"),        # 5
+             _ic(0, T, "start", "c"),         # 6
+             _ic(1, T, "finish", "c"),        # 7
+             _ic(1, T, "start", "d"),         # 8
+             _ic(0, T + 700, "finish", "d")]  # 9
+    p = parse_text("".join(lines))
+    assert [e.line for e in p.events] == [2, 3, 4, 5, 6, 7, 8, 9] and p.reordered == ()
+    cap = build_capture(p)
+    assert run_checks(cap).ok and not cap.build_problems
+    assert {s.func: s.duration_ns for s in cap.spans} == {"a+0x0": 500, "b+0x0": 0, "c+0x0": 0, "d+0x0": 700}
+
+
 def test_real_boot_with_a_stalled_clock() -> None:
     # scripts/run's boot trace: pid 1 went from CPU 1 to CPU 0 while the
     # global trace clock stood at 0.607443116.  Read as printed, the finish
