@@ -28,6 +28,7 @@ from analysis.source import TRACE_CMD_REPORT_ARGS
 from analysis.render_chrome import chrome_trace
 from analysis.render_html import render_html
 from analysis.render_json import dumps, timeline_dict, verdict_dict
+from analysis.render_svg import parse_view, render_svg
 from analysis.render_text import render_text
 from analysis.synth import SCENARIOS, large_trace_lines
 
@@ -39,6 +40,7 @@ EXIT_ERROR = 2
 REPORT_FILES = {
     "text": "{name}.timeline.txt",
     "html": "{name}.timeline.html",
+    "svg": "{name}.timeline.svg",
     "chrome": "{name}.chrome.json",
     "timeline-json": "{name}.timeline.json",
     "verdict": "{name}.verdict.json",
@@ -57,6 +59,7 @@ examples:
   python3 -m analysis check out/boot.dat
   trace-cmd report -N -t -i modules.dat | python3 -m analysis timeline -
   python3 -m analysis timeline --format html -o boot.html out/boot.dat
+  python3 -m analysis timeline --format svg --view 5.476,5.479 -o load.svg out/modules.dat
   python3 -m analysis report --out-dir out/ out/modules.dat
   python3 -m analysis check --system-map linux/System.map boot.report.txt
   python3 -m analysis diff --fail-on-change stock-boot.dat patched-boot.dat
@@ -124,7 +127,19 @@ def _render(v: Verdict, fmt: str, args: argparse.Namespace, colour: bool) -> str
         return dumps(chrome_trace(v), indent=None)
     if fmt == "html":
         return render_html(v, slowest=args.slowest)
+    if fmt == "svg":
+        return render_svg(v, view=_view_arg(args))
     raise InputError(f"unknown format {fmt}")
+
+
+def _view_arg(args: argparse.Namespace) -> Optional[tuple[int, int]]:
+    text: Optional[str] = getattr(args, "view", None)
+    if text is None:
+        return None
+    try:
+        return parse_view(text)
+    except ValueError as e:
+        raise InputError(str(e)) from None
 
 
 def _status(v: Verdict) -> int:
@@ -245,6 +260,7 @@ def cmd_report(args: argparse.Namespace, progress: Progress) -> int:
     outputs = {
         "text": render_text(v, slowest=args.slowest),
         "html": render_html(v, slowest=args.slowest),
+        "svg": render_svg(v),
         "chrome": dumps(chrome_trace(v), indent=None),
         "timeline-json": dumps(timeline_dict(v.capture)),
         "verdict": dumps(verdict_dict(v)),
@@ -382,17 +398,21 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     declared(p)
     p.set_defaults(func=cmd_check)
     for name, default, helptext in (
-            ("timeline", "text", "render the timeline (text, json, chrome, html)"),
+            ("timeline", "text", "render the timeline (text, json, chrome, html, svg)"),
             ("export", "chrome", "export the timeline to a file format (default chrome)")):
         p = sub.add_parser(name, help=helptext, description=helptext + ".")
-        common(p, ("text", "json", "chrome", "html"), default)
+        common(p, ("text", "json", "chrome", "html", "svg"), default)
+        p.add_argument("--view", metavar="S,E",
+                       help="svg: draw only this window, in trace-clock seconds as the HTML "
+                            "page's #view=S,E (default: the whole capture)")
         declared(p)
         p.set_defaults(func=cmd_timeline)
     p = sub.add_parser("report", help="write every output into a folder, print the summary",
                        formatter_class=fmt,
-                       description="Write NAME.timeline.txt, NAME.timeline.html, NAME.chrome.json,\n"
-                                   "NAME.timeline.json and NAME.verdict.json into --out-dir and "
-                                   "print the\nslowest calls, the checks and the verdict.")
+                       description="Write NAME.timeline.txt, NAME.timeline.html, NAME.timeline.svg,\n"
+                                   "NAME.chrome.json, NAME.timeline.json and NAME.verdict.json\n"
+                                   "into --out-dir and print the slowest calls, the checks and "
+                                   "the verdict.")
     common(p, ("text",), "text", output=False)
     declared(p)
     p.add_argument("--out-dir", required=True, metavar="DIR", help="the folder to write into")

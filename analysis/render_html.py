@@ -4,13 +4,17 @@ Static parts (readable without JavaScript): the verdict, the checks, the
 findings with links to the calls they quote, an overview lane of the whole
 capture as inline SVG (priority bands and module phases shaded and
 labelled, how busy each stretch is, failed calls marked), and the slowest
-calls.  The explorer (inline script, no libraries) draws one SVG element
-per call on a zoomable, pannable axis (wheel, drag, buttons, keys), shows a
-call's details on hover and click (function, origin, priority, band, start,
+calls.  The explorer (inline script, no libraries) draws the structure
+analysis/page_structure.py lays out (a lane per CPU or kthread, each call
+a box drawn inside the box that holds it: its caller, or its module's load
+or unload; an arrow from a failed init to each exit its unwind ran) on a
+zoomable, pannable axis (wheel, drag, buttons, keys), shows a call's
+details on hover and click (function, origin, priority, band, start,
 duration, result, links between an init, its exit and its unwind), filters
 by text, and takes its state from the URL hash (``#view=S,E``,
 ``#call=N``, ``#filter=TEXT``, ``#zoom=F``), so a view can be linked to and
 scripted (the browser test and the README screenshot use it).
+analysis/render_svg.py draws the same structure as a static SVG.
 
 A capture with more than :data:`MAX_CALLS` calls (a stress run) draws that
 many: every failed, unfinished or finding-quoted call, the slowest, the
@@ -20,7 +24,6 @@ page says how many were left out.
 
 from __future__ import annotations
 
-import functools
 import heapq
 import html
 import json
@@ -36,11 +39,21 @@ from analysis.model import (
     CheckState,
     ExitReason,
     Span,
-    SpanKind,
     Status,
     Verdict,
     format_duration,
     format_ns,
+)
+from analysis.page_structure import (
+    LANE_HEAD,
+    MAX_TRACKS,
+    ROW_H,
+    STYLES,
+    Structure,
+    build_structure,
+    clean_func,
+    colour_key,
+    section_key,
 )
 
 #: Calls drawn as one element each at most; past it the rest only count in
@@ -53,9 +66,6 @@ OVERVIEW_BINS = 500
 #: Shaded regions (bands, module phases) at most; past it module phases
 #: are not shaded (a stress run has tens of thousands).
 MAX_REGIONS = 400
-
-#: Lanes of the explorer; a call overlapping all of them goes in the last.
-MAX_LANES = 24
 
 #: Calls linked from one finding at most.
 MAX_FINDING_LINKS = 12
@@ -85,12 +95,15 @@ LEGEND = (
     ("unfinished", "no finish in the capture"),
 )
 
+#: Group boxes: style key, fill, outline, legend text.
+GROUP_LEGEND = (
+    ("load", "#e8f5e9", "#2e7d32", "module load"),
+    ("load-failed", "#fdecea", "#c62828", "failed load"),
+    ("unload", "#e3edf8", "#1565c0", "unload"),
+)
+
 #: Region fills: boot bands alternate, module loads and unloads.
 REGION_FILLS = {"band0": "#eef1f6", "band1": "#dfe5ee", "load": "#e3f1e4", "unload": "#e1ecf7"}
-
-#: ``foo+0x0`` and ``foo+0x0/0x66a`` (dmesg) name ``foo``; a non-zero
-#: offset (a wrong symbol for a freed init) is kept, its size dropped.
-_FUNC_NOISE = re.compile(r"(?:\+0x0)?(?:/0x[0-9a-f]+)?$")
 
 #: A finding's quote names its event by line: ``line 133: 5.476773100 ...``.
 _QUOTE_LINE = re.compile(r"^line (\d+):")
@@ -134,6 +147,18 @@ a.call-link { margin-right: .8em; }
 .k-initcall { fill: #8796ab; } .k-init-ok { fill: #2e7d32; } .k-init-failed { fill: #c62828; }
 .k-exit-unload { fill: #1565c0; } .k-exit-unwind { fill: #ef6c00; }
 .k-unfinished { fill: #9e9e9e; }
+#tl-svg rect.inner { stroke: #fff; stroke-width: .7; }
+#tl-svg rect.load, #tl-svg rect.unload { stroke-width: 1; }
+.k-load { fill: #e8f5e9; stroke: #2e7d32; } .k-load-failed { fill: #fdecea; stroke: #c62828; }
+.k-unload { fill: #e3edf8; stroke: #1565c0; }
+#tl-svg text.glbl { pointer-events: none; fill: #222; }
+#tl-svg rect.lane { fill: none; stroke: #90a4ae; stroke-width: .6; pointer-events: none; }
+#tl-svg g.lane-name rect { fill: #fff; fill-opacity: .85; }
+#tl-svg g.lane-name { pointer-events: none; }
+#tl-svg text.lane { font-weight: bold; fill: #37474f; }
+#tl-svg path.link { fill: none; stroke: #bf360c; stroke-width: 1.3; }
+#tl-svg path.link.hot { stroke-width: 2.6; }
+#tl-svg path.arrow { fill: #bf360c; }
 """
 
 # The explorer.  No "<" followed by "/" anywhere in it (the page's parsers
@@ -143,19 +168,27 @@ SCRIPT = r"""
 "use strict";
 var D = JSON.parse(document.getElementById("initexit-data").textContent);
 var C = D.calls, T = Math.max(1, D.end), T0 = D.t0, KEYS = D.keys, REG = D.regions;
-var S = 0, E = 1, DUR = 2, ROW = 3, COL = 4, FN = 5, ORI = 6, PRIO = 7, BAND = 8, ST = 9,
+var B = D.boxes, LN = D.lanes, LK = D.links, STY = D.styles;
+var S = 0, E = 1, DUR = 2, BOX = 3, COL = 4, FN = 5, ORI = 6, PRIO = 7, BAND = 8, ST = 9,
     RET = 10, KIND = 11, PATH = 12, IDX = 13, TASK = 14, CPU = 15, LINE = 16, FLINE = 17,
     REASON = 18, INNER = 19, LINKS = 20, FLAGS = 21, LEVEL = 22;
+// A box: a call, the do_one_initcall inside a pair init, or a module's
+// load or unload holding its calls; drawn inside its parent box.
+var BS = 0, BE = 1, BLANE = 2, BROW = 3, BROWS = 4, BKIND = 5, BCALL = 6, BPAR = 7, BLBL = 8,
+    BSTY = 9;
 var NS = "http://www.w3.org/2000/svg";
-var ROW_H = 18, BAND_H = 16, AXIS_H = 22, MIN_SPAN = 200, MAX_LABELS = 400;
+var ROW_H = D.geometry.row, LANE_H = D.geometry.lane_head;
+var BAND_H = 16, AXIS_H = 22, MIN_SPAN = 200, MAX_LABELS = 400;
 var box = document.getElementById("explorer"), tip = document.getElementById("tip");
 var detail = document.getElementById("detail"), rangeOut = document.getElementById("range");
 var filterBox = document.getElementById("filter"), filterOut = document.getElementById("filter-count");
 var ovWin = document.getElementById("ov-window"), ovSvg = document.getElementById("overview");
 var view = {a: 0, b: T}, W = 800, selected = -1, match = null, shown = [];
-var lanes = 1;
-for (var i = 0; i < C.length; i++) if (C[i][ROW] + 1 > lanes) lanes = C[i][ROW] + 1;
-var H = AXIS_H + BAND_H + lanes * ROW_H + 4;
+var rowsAll = 0;
+for (var l = 0; l < LN.length; l++) rowsAll += LN[l][2];
+var H = AXIS_H + BAND_H + LN.length * LANE_H + rowsAll * ROW_H + 4;
+function laneTop(n) { return AXIS_H + BAND_H + n * LANE_H + LN[n][1] * ROW_H; }
+function boxY(b) { return AXIS_H + BAND_H + (B[b][BLANE] + 1) * LANE_H + B[b][BROW] * ROW_H; }
 
 function el(tag, attrs, text) {
   var e = document.createElementNS(NS, tag);
@@ -197,9 +230,15 @@ var defs = el("defs", {}), pat = el("pattern", {id: "hatch", width: 8, height: 8
   patternUnits: "userSpaceOnUse", patternTransform: "rotate(45)"});
 pat.appendChild(el("rect", {width: 8, height: 8, fill: "#f3f3f3"}));
 pat.appendChild(el("line", {x1: 0, y1: 0, x2: 0, y2: 8, stroke: "#c9c9c9", "stroke-width": 3}));
-defs.appendChild(pat); svg.appendChild(defs);
-var gBands = el("g", {}), gGrid = el("g", {}), gCalls = el("g", {}), gLabels = el("g", {});
-svg.appendChild(gBands); svg.appendChild(gGrid); svg.appendChild(gCalls); svg.appendChild(gLabels);
+defs.appendChild(pat);
+var arrow = el("marker", {id: "arrow", viewBox: "0 0 8 8", refX: 7, refY: 4, markerWidth: 6,
+  markerHeight: 6, markerUnits: "userSpaceOnUse", orient: "auto"});
+arrow.appendChild(el("path", {d: "M0 0L8 4L0 8Z", "class": "arrow"}));
+defs.appendChild(arrow); svg.appendChild(defs);
+var gBands = el("g", {}), gLanes = el("g", {}), gGrid = el("g", {}), gCalls = el("g", {}),
+    gLabels = el("g", {}), gLinks = el("g", {}), gLaneNames = el("g", {});
+svg.appendChild(gBands); svg.appendChild(gLanes); svg.appendChild(gGrid); svg.appendChild(gCalls);
+svg.appendChild(gLabels); svg.appendChild(gLinks); svg.appendChild(gLaneNames);
 var selRect = el("rect", {"class": "sel", x: -10, y: 0, width: 0, height: ROW_H - 2});
 selRect.style.display = "none";
 svg.appendChild(selRect);
@@ -220,14 +259,46 @@ if (D.cut !== null) {
   cutText = el("text", {"class": "band", y: AXIS_H + 12}, D.cut_label);
   gBands.appendChild(cutRect); gBands.appendChild(cutText);
 }
-var rects = new Array(C.length), vis = new Array(C.length);
-for (var j = 0; j < C.length; j++) {
-  var c = C[j];
-  var cls = "call k-" + KEYS[c[COL]] + (c[FLAGS].length ? " flag" : "");
-  var rc = el("rect", {"class": cls, y: AXIS_H + BAND_H + c[ROW] * ROW_H + 1, height: ROW_H - 2,
-                       "data-i": j});
+// Lanes: a header strip with the lane's name (it stays at the left edge
+// while the view pans) and a line between lanes.
+var laneRects = [];
+for (var n = 0; n < LN.length; n++) {
+  var top = laneTop(n), lh = LANE_H + LN[n][2] * ROW_H;
+  var lr = el("rect", {"class": "lane", x: 0, y: top, width: W, height: lh, "data-lane": n});
+  gLanes.appendChild(lr); laneRects.push(lr);
+  var lg = el("g", {"class": "lane-name", "data-lane": n});
+  var lt = el("text", {"class": "lane", x: 4, y: top + LANE_H - 3}, LN[n][0]);
+  lg.appendChild(el("rect", {x: 1, y: top + 1, width: LN[n][0].length * 6.7 + 6, height: LANE_H - 2}));
+  lg.appendChild(lt); gLaneNames.appendChild(lg);
+}
+// One element per box, parents first (children are drawn over them).
+var CB = new Array(C.length);
+var rects = new Array(B.length), vis = new Array(B.length);
+for (var j = 0; j < B.length; j++) {
+  var b = B[j], kind = b[BKIND], ci = b[BCALL];
+  var cls = "box " + kind + " k-" + STY[b[BSTY]];
+  var at = {y: boxY(j) + 1, height: b[BROWS] * ROW_H - 2, "data-b": j, "data-parent": b[BPAR],
+            "data-lane": b[BLANE]};
+  if (kind === "call") {
+    cls += " call" + (C[ci][FLAGS].length ? " flag" : "");
+    at["data-i"] = ci; CB[ci] = j;
+  }
+  at["class"] = cls;
+  var rc = el("rect", at);
   rects[j] = rc; vis[j] = true;
   gCalls.appendChild(rc);
+}
+// The unwinds' arrows: a failed init to each exit it caused; one from the
+// same init rises higher the later its exit.
+var links = [], rank = {};
+for (var q = 0; q < LK.length; q++) {
+  var src = LK[q][0], nth = rank[src] || 0;
+  rank[src] = nth + 1;
+  var pth = el("path", {"class": "link " + LK[q][2], "data-from": src, "data-to": LK[q][1],
+                        "marker-end": "url(#arrow)"});
+  pth.appendChild(el("title", {}, LK[q][3]));
+  gLinks.appendChild(pth);
+  links.push([pth, nth]);
 }
 var labelPool = [];
 
@@ -245,6 +316,18 @@ function zoomAt(factor, frac) {
 }
 function panBy(frac) { var w = view.b - view.a; setView(view.a + frac * w, view.b + frac * w); }
 
+function linkPath(q, a, k) {
+  var s = LK[q][0], d = LK[q][1];
+  var x1 = (B[s][BE] - a) * k, x2 = (B[d][BS] - a) * k, y1 = boxY(s) + 1, y2 = boxY(d) + 1;
+  // Rise into the row above, or only into the lane's header strip when
+  // the failed init is in the lane's first row.
+  var first = B[s][BROW] === LN[B[s][BLANE]][1];
+  var h = Math.min(first ? LANE_H - 2 : ROW_H + LANE_H - 4, 5 + 4 * links[q][1]);
+  var top = Math.min(y1, y2) - h / 0.75, dx = (x2 - x1) * 0.3;
+  return [x1, x2, "M" + x1.toFixed(1) + " " + y1 + "C" + (x1 + dx).toFixed(1) + " " + top.toFixed(1) +
+          " " + (x2 - dx).toFixed(1) + " " + top.toFixed(1) + " " + x2.toFixed(1) + " " + y2];
+}
+
 function render() {
   W = Math.max(200, box.clientWidth);
   svg.setAttribute("width", W);
@@ -254,7 +337,9 @@ function render() {
   for (; t <= b; t += step) {
     var x = (t - a) * k;
     gGrid.appendChild(el("line", {x1: x, x2: x, y1: AXIS_H - 6, y2: H, stroke: "#ccc"}));
-    gGrid.appendChild(el("text", {x: x + 2, y: AXIS_H - 9}, tickLabel(t, step)));
+    var tl = tickLabel(t, step);
+    // The last label stays inside the view.
+    if (x + 2 + tl.length * 6.7 <= W) gGrid.appendChild(el("text", {x: x + 2, y: AXIS_H - 9}, tl));
   }
   for (var r = 0; r < REG.length; r++) {
     var x0 = (REG[r][0] - a) * k, x1 = (REG[r][1] - a) * k;
@@ -277,62 +362,86 @@ function render() {
       cutText.setAttribute("x", cx + 3);
     }
   }
-  var n = 0, wide = [];
+  for (var n = 0; n < laneRects.length; n++) laneRects[n].setAttribute("width", W);
+  var nc = 0, wide = [];
   shown = [];
-  for (var i = 0; i < C.length; i++) {
-    var c = C[i], cx0 = (c[S] - a) * k, cx1 = (c[E] - a) * k;
+  for (var i = 0; i < B.length; i++) {
+    var c = B[i], cx0 = (c[BS] - a) * k, cx1 = (c[BE] - a) * k;
     var show = cx1 >= 0 && cx0 <= W;
     if (show !== vis[i]) { rects[i].style.display = show ? "" : "none"; vis[i] = show; }
     if (!show) continue;
-    n++; shown.push(i);
+    if (c[BKIND] === "call") { nc++; shown.push(c[BCALL]); }
     var rx = Math.max(-2, cx0), rw = Math.max(1, Math.min(W + 2, cx1) - rx);
     rects[i].setAttribute("x", rx.toFixed(1)); rects[i].setAttribute("width", rw.toFixed(1));
     if (rw > 40 && wide.length < MAX_LABELS) wide.push([i, rx, rw]);
   }
   for (var q = 0; q < wide.length; q++) {
     if (q >= labelPool.length) {
-      var lt = el("text", {"class": "lbl"}); gLabels.appendChild(lt); labelPool.push(lt);
+      var lt = el("text", {}); gLabels.appendChild(lt); labelPool.push(lt);
     }
-    var L = labelPool[q], ci = C[wide[q][0]], chars = Math.floor((wide[q][2] - 6) / 6.7);
-    var name = ci[FN].length > chars ? ci[FN].slice(0, Math.max(1, chars - 1)) + "~" : ci[FN];
+    var L = labelPool[q], bi = B[wide[q][0]], chars = Math.floor((wide[q][2] - 6) / 6.7);
+    var name = bi[BLBL].length > chars ? bi[BLBL].slice(0, Math.max(1, chars - 1)) + "~" : bi[BLBL];
     L.textContent = name; L.style.display = "";
+    L.setAttribute("class", bi[BKIND] === "load" || bi[BKIND] === "unload" ? "glbl" : "lbl");
     L.setAttribute("x", Math.max(0, wide[q][1]) + 3);
-    L.setAttribute("y", AXIS_H + BAND_H + ci[ROW] * ROW_H + 13);
+    L.setAttribute("y", boxY(wide[q][0]) + 13);
   }
   for (var z = wide.length; z < labelPool.length; z++) labelPool[z].style.display = "none";
+  for (var m = 0; m < links.length; m++) {
+    var g = linkPath(m, a, k), off = (g[0] < 0 && g[1] < 0) || (g[0] > W && g[1] > W);
+    links[m][0].style.display = off ? "none" : "";
+    if (!off) links[m][0].setAttribute("d", g[2]);
+  }
   placeSel();
   var ow = 1000 / T;
   ovWin.setAttribute("x", (a * ow).toFixed(2));
   ovWin.setAttribute("width", Math.max(1.5, (b - a) * ow).toFixed(2));
   rangeOut.textContent = "view " + fmtAbs(a) + " s .. " + fmtAbs(b) + " s (" + fmtDur(Math.round(b - a)) +
-    " wide), " + n + " of " + C.length + " drawn calls in view";
+    " wide), " + nc + " of " + C.length + " drawn calls in view";
   rangeOut.setAttribute("data-start-ns", Math.round(T0 + a));
   rangeOut.setAttribute("data-end-ns", Math.round(T0 + b));
-  rangeOut.setAttribute("data-visible", n);
+  rangeOut.setAttribute("data-visible", nc);
 }
 function placeSel() {
-  if (selected < 0 || !vis[selected]) { selRect.style.display = "none"; return; }
-  var r = rects[selected];
+  for (var m = 0; m < links.length; m++) {
+    var hot = selected >= 0 && (LK[m][0] === CB[selected] || LK[m][1] === CB[selected]);
+    links[m][0].setAttribute("class", "link " + LK[m][2] + (hot ? " hot" : ""));
+  }
+  if (selected < 0 || !vis[CB[selected]]) { selRect.style.display = "none"; return; }
+  var r = rects[CB[selected]];
   selRect.style.display = "";
   selRect.setAttribute("x", r.getAttribute("x")); selRect.setAttribute("y", r.getAttribute("y"));
   selRect.setAttribute("width", r.getAttribute("width"));
+  selRect.setAttribute("height", r.getAttribute("height"));
 }
 
 function callLink(j, text) {
   var a = hel("a", text, {href: "#call=" + j, "class": "call-link"});
   return a;
 }
-function showDetail(i) {
-  var c = C[i];
+function detailTable(call, boxIndex) {
   while (detail.firstChild) detail.removeChild(detail.firstChild);
-  detail.setAttribute("data-call", i);
+  detail.setAttribute("data-call", call);
+  detail.setAttribute("data-box", boxIndex);
   var tb = hel("table");
-  function row(k, v) {
+  detail.appendChild(tb);
+  return function row(k, v) {
     var tr = hel("tr"); tr.appendChild(hel("th", k));
     var td = hel("td");
     if (typeof v === "string") td.textContent = v; else td.appendChild(v);
     tr.appendChild(td); tb.appendChild(tr);
-  }
+  };
+}
+function parentRow(row, b) {
+  var p = B[b][BPAR];
+  if (p < 0) { row("drawn in", "lane " + LN[B[b][BLANE]][0]); return; }
+  var what = B[p][BKIND] === "call" ? callLink(B[p][BCALL], B[p][BLBL]) : hel("span", B[p][BLBL]);
+  var sp = hel("span", "lane " + LN[B[b][BLANE]][0] + ", inside ");
+  sp.appendChild(what);
+  row("drawn in", sp);
+}
+function showDetail(i) {
+  var c = C[i], row = detailTable(i, CB[i]);
   var fn = hel("code", c[FN]); fn.id = "detail-func";
   row("function", fn);
   row("call", c[KIND] + (c[IDX] !== null ? " #" + c[IDX] : "") + ", " + c[PATH] +
@@ -357,7 +466,28 @@ function showDetail(i) {
     row("links", span);
   }
   if (c[FLAGS].length) row("findings", c[FLAGS].join(", "));
-  detail.appendChild(tb);
+  parentRow(row, CB[i]);
+}
+// A box that is not a call: a load or an unload, with links to its calls.
+function showGroup(b) {
+  var g = B[b], row = detailTable(-1, b), sp = hel("span"), n = 0;
+  selected = -1; render();
+  var l = hel("code", g[BLBL]); l.id = "detail-func";
+  row("module", l);
+  row("start", fmtAbs(g[BS]) + " s");
+  row("duration", fmtDur(g[BE] - g[BS]));
+  for (var j = 0; j < B.length; j++) {
+    if (B[j][BPAR] !== b || B[j][BKIND] !== "call") continue;
+    if (n++ < 40) sp.appendChild(callLink(B[j][BCALL], B[j][BLBL]));
+  }
+  row("calls (" + n + ")", sp);
+  parentRow(row, b);
+}
+// A click or hover on a box: the call it is, or holds the do_one_initcall of.
+function boxCall(t) {
+  var b = t.getAttribute && t.getAttribute("data-b");
+  if (b === null || b === undefined) return null;
+  return {b: parseInt(b, 10), call: B[parseInt(b, 10)][BCALL]};
 }
 function select(i, zoom) {
   if (i < 0 || i >= C.length) return;
@@ -385,9 +515,17 @@ function applyFilter() {
       match[i] = ok;
     }
     if (ok) count++;
-    var cls = rects[i].getAttribute("class"), dim = cls.indexOf(" dim") >= 0;
-    if (!ok && !dim) rects[i].setAttribute("class", cls + " dim");
-    if (ok && dim) rects[i].setAttribute("class", cls.replace(" dim", ""));
+  }
+  // A box is dimmed when no call in it or of it matches.
+  var hit = new Array(B.length);
+  for (var j = B.length - 1; j >= 0; j--) {
+    if (B[j][BKIND] === "call" || B[j][BKIND] === "inner") hit[j] = hit[j] || !match || match[B[j][BCALL]];
+    if (hit[j] && B[j][BPAR] >= 0) hit[B[j][BPAR]] = true;
+  }
+  for (var m = 0; m < B.length; m++) {
+    var cls = rects[m].getAttribute("class"), dim = cls.indexOf(" dim") >= 0;
+    if (!hit[m] && !dim) rects[m].setAttribute("class", cls + " dim");
+    if (hit[m] && dim) rects[m].setAttribute("class", cls.replace(" dim", ""));
   }
   filterOut.textContent = q ? count + " of " + C.length + " calls match" : "";
   filterOut.setAttribute("data-count", count);
@@ -457,22 +595,30 @@ window.addEventListener("mousemove", function (ev) {
 });
 window.addEventListener("mouseup", function () {
   if (drag && !drag.moved) {
-    var i = drag.target.getAttribute && drag.target.getAttribute("data-i");
-    if (i !== null && i !== undefined) {
-      select(parseInt(i, 10), false);
-      history.replaceState(null, "", "#call=" + i);
+    var bc = boxCall(drag.target);
+    if (bc && bc.call >= 0) {
+      select(bc.call, false);
+      history.replaceState(null, "", "#call=" + bc.call);
+    } else if (bc) {
+      showGroup(bc.b);
     }
   }
   drag = null; box.classList.remove("dragging");
 });
 box.addEventListener("mousemove", function (ev) {
-  var t = ev.target, i = t.getAttribute && t.getAttribute("data-i");
+  var bc = boxCall(ev.target);
   if (drag && drag.moved) { tip.style.display = "none"; return; }
-  if (i === null || i === undefined) { tip.style.display = "none"; return; }
-  var c = C[parseInt(i, 10)], rect = box.getBoundingClientRect();
-  tip.textContent = c[FN] + "  " + fmtDur(c[DUR]) + "  " + c[ST] +
-    (c[RET] !== null ? " ret=" + c[RET] : "") + (c[ORI] ? "  " + c[ORI] : "") +
-    (c[BAND] ? "  [" + c[BAND] + "]" : "");
+  if (!bc) { tip.style.display = "none"; return; }
+  var rect = box.getBoundingClientRect(), g = B[bc.b];
+  if (g[BKIND] === "call") {
+    var c = C[bc.call];
+    tip.textContent = c[FN] + "  " + fmtDur(c[DUR]) + "  " + c[ST] +
+      (c[RET] !== null ? " ret=" + c[RET] : "") + (c[ORI] ? "  " + c[ORI] : "") +
+      (c[BAND] ? "  [" + c[BAND] + "]" : "");
+  } else {
+    tip.textContent = (g[BKIND] === "inner" ? "do_one_initcall " : "") + g[BLBL] + "  " +
+      fmtDur(g[BE] - g[BS]) + (g[BPAR] >= 0 ? "  inside " + B[g[BPAR]][BLBL] : "");
+  }
   tip.style.display = "block";
   var x = ev.clientX - rect.left + 12;
   tip.style.left = Math.min(x, W - tip.offsetWidth - 4) + "px";
@@ -542,24 +688,6 @@ def _esc(text: object) -> str:
     return html.escape(str(text), quote=True)
 
 
-@functools.lru_cache(maxsize=1 << 16)
-def clean_func(name: str) -> str:
-    """A function name without ``+0x0`` and a dmesg size: ``foo+0x0/0x66a``
-    is ``foo``; ``orc_header+0x2e08`` stays (the offset says the symbol is
-    wrong)."""
-    return _FUNC_NOISE.sub("", name, count=1) or name
-
-
-def _colour_key(s: Span) -> str:
-    if s.status is Status.UNFINISHED:
-        return "unfinished"
-    if s.kind is SpanKind.INITCALL:
-        return "init-failed" if s.status is Status.FAILED else "initcall"
-    if s.kind is SpanKind.PAIR_INIT:
-        return "init-failed" if s.status is Status.FAILED else "init-ok"
-    return "exit-unwind" if s.reason is ExitReason.UNWIND else "exit-unload"
-
-
 def band_of(s: Span) -> str:
     """The priority band a boot call belongs to: a pair's by its priority,
     a classic initcall's by the ``initcall_level`` it ran after; '' for
@@ -596,17 +724,42 @@ def _tick_label(abs_ns: int, step: int) -> str:
     return f"{abs_ns / 1e9:.{dec}f}"
 
 
-def _section_key(s: Span) -> tuple[str, str, int]:
-    if s.path is CallPath.BOOT:
-        return ("boot", "", 0)
-    if s.kind is SpanKind.PAIR_EXIT and s.reason is ExitReason.UNLOAD:
-        return ("unload", s.origin, s.instance)
-    return ("load", s.origin, s.instance)
+#: Width of one character of the page's SVG text (11px monospace: DejaVu
+#: Sans Mono's advance is 0.602 em), in the drawing's units.
+CHAR_W = 6.7
+
+#: The name of the time axes.
+AXIS_NAME = "trace clock (s)"
+
+
+def axis_ticks(a_abs: int, b_abs: int, width: float, ticks: int,
+               name_w: float) -> list[tuple[float, Optional[str]]]:
+    """Ticks at round trace-clock times from ``a_abs`` to ``b_abs`` drawn
+    over ``width``: (x, label), the label None where it would overlap the
+    one before, leave the drawing, or run into the axis name (``name_w``
+    wide, at the right end)."""
+    step = nice_step(max(1, b_abs - a_abs), ticks)
+    k = width / max(1, b_abs - a_abs)
+    t = -(-a_abs // step) * step  # the first round time in the view
+    out: list[tuple[float, Optional[str]]] = []
+    last_right = -1.0
+    while t <= b_abs:
+        x = (t - a_abs) * k
+        label: Optional[str] = _tick_label(t, step)
+        half = len(label or "") * CHAR_W / 2
+        if x - half < last_right + CHAR_W or x - half < 0 or x + half > width - name_w - CHAR_W:
+            label = None
+        else:
+            last_right = x + half
+        out.append((x, label))
+        t += step
+    return out
 
 
 class PageData:
-    """What the page shows, computed once: the drawn calls (laid out in
-    lanes), the shaded regions, the busy profile, the links."""
+    """What the page shows, computed once: the drawn calls and their
+    structure (lanes, boxes, arrows), the shaded regions, the busy
+    profile, the links of the details."""
 
     def __init__(self, v: Verdict, slowest: int) -> None:
         cap: Capture = v.capture
@@ -684,24 +837,8 @@ class PageData:
             self.cut = min(starts[i] for i in range(len(spans)) if i not in inside) - self.t0
         self.slot = {i: n for n, i in enumerate(drawn)}  # span index -> drawn index
 
-        # Lanes: each call in the first lane free at its start.
-        lane_end: list[int] = []
-        self.lane: dict[int, int] = {}
-        self.lanes_full = 0
-        for i in drawn:
-            st = spans[i].start_ns
-            for k, e in enumerate(lane_end):
-                if e <= st:
-                    break
-            else:
-                k = len(lane_end)
-                if k < MAX_LANES:
-                    lane_end.append(0)
-                else:
-                    k = MAX_LANES - 1
-                    self.lanes_full += 1
-            lane_end[k] = max(lane_end[k], ends[i])
-            self.lane[i] = k
+        # Lanes, boxes nested in boxes, the unwinds' arrows.
+        self.structure = build_structure(cap, drawn, ends, self.t0)
 
         self.links = self._links(cap, set(drawn))
         self.regions, self.regions_note = self._regions(cap)
@@ -763,7 +900,7 @@ class PageData:
         for i, s in enumerate(spans):
             if s.path is CallPath.BOOT:
                 continue
-            key = _section_key(s)
+            key = section_key(s)
             ph = phases.get(key)
             if ph is None:
                 phases[key] = [starts[i], ends[i]]
@@ -814,14 +951,28 @@ class PageData:
             inner = f"{clean_func(s.inner.func)}, {format_duration(s.inner.duration_ns)}"
         links = [[text, self.slot.get(j, -1)] for text, j in self.links.get(i, [])]
         return [
-            s.start_ns - self.t0, self._ends[i] - self.t0, s.duration_ns, self.lane[i],
-            COLOUR_KEYS.index(_colour_key(s)), clean_func(s.func), s.origin, s.prio, band_of(s),
+            s.start_ns - self.t0, self._ends[i] - self.t0, s.duration_ns,
+            self.structure.box_of_call[i], COLOUR_KEYS.index(colour_key(s)), clean_func(s.func), s.origin, s.prio, band_of(s),
             s.status.value, s.ret, s.kind.value, s.path.value, s.idx,
             f"{s.start.comm}-{s.start.pid}", s.start.cpu, s.start.line,
             s.finish.line if s.finish is not None else None,
             s.reason.value if s.reason is not None else None, inner, links,
             self.flags.get(i, []), s.level,
         ]
+
+
+def structure_data(st: Structure, slot: dict[int, int]) -> dict[str, Any]:
+    """The lanes, boxes and links as the script reads them (the field order
+    of its BS, BE, ... constants; a box's call is the drawn call's number)."""
+    return {
+        "geometry": {"row": ROW_H, "lane_head": LANE_HEAD},
+        "styles": list(STYLES),
+        "lanes": [[lane.label, lane.row, lane.rows] for lane in st.lanes],
+        "boxes": [[b.start, b.end, b.lane, b.row, b.rows, b.kind.value,
+                   slot[b.call] if b.call >= 0 else -1, b.parent, b.label, STYLES.index(b.style)]
+                  for b in st.boxes],
+        "links": [[lk.src, lk.dst, lk.kind, lk.text] for lk in st.links],
+    }
 
 
 def _region_fills(d: PageData) -> list[str]:
@@ -870,17 +1021,15 @@ def _overview_svg(d: PageData) -> str:
                    f'height="{OV_BAND_H}" fill="url(#ov-hatch)"><title>calls here are not all '
                    'drawn in the explorer</title></rect>')
     out.append(f'<line x1="0" y1="{base}" x2="{OV_W}" y2="{base}" stroke="#999"/>')
-    step = nice_step(d.span_len, 10)
-    t = -(d.t0 % step) % step  # first tick at a round trace-clock time
-    while t <= d.span_len:
-        x = t * k
+    # The labels are measured (the page's CSS makes them 11px monospace)
+    # so that none runs into the next or into the axis name.
+    for x, tick in axis_ticks(d.t0, d.t1, OV_W, 10, len(AXIS_NAME) * CHAR_W + 2):
         out.append(f'<line x1="{x:.1f}" y1="{base}" x2="{x:.1f}" y2="{base + 4}" stroke="#666"/>')
-        if x < OV_W - 40:
-            out.append(f'<text x="{x:.1f}" y="{base + 14}" font-size="10" text-anchor="middle">'
-                       f'{_tick_label(d.t0 + t, step)}</text>')
-        t += step
-    out.append(f'<text x="{OV_W - 2}" y="{base + 14}" font-size="10" text-anchor="end">'
-               'trace clock (s)</text>')
+        if tick is not None:
+            out.append(f'<text class="tick" x="{x:.1f}" y="{base + 14}" text-anchor="middle">'
+                       f'{tick}</text>')
+    out.append(f'<text class="axis-name" x="{OV_W - 2}" y="{base + 14}" text-anchor="end">'
+               f'{AXIS_NAME}</text>')
     out.append(f'<rect id="ov-window" x="0" y="0" width="{OV_W}" height="{base}" '
                'fill="#1565c0" fill-opacity="0.08" stroke="#1565c0" stroke-width="1.5" '
                'vector-effect="non-scaling-stroke" pointer-events="none"/>')
@@ -891,8 +1040,15 @@ def _overview_svg(d: PageData) -> str:
 def _legend() -> str:
     items = "".join(f'<span class="sw" style="background:{COLOURS[k]}"></span>{_esc(t)}'
                     for k, t in LEGEND)
+    groups = "".join(f'<span class="sw" style="background:{fill};outline:1px solid {line}">'
+                     f"</span>{_esc(t)}" for _k, fill, line, t in GROUP_LEGEND)
     return (f'<p class="legend">Legend:{items}<span class="sw" style="background:#fff;'
-            'outline:2px solid #b71c1c"></span>quoted by a finding</p>')
+            'outline:2px solid #b71c1c"></span>quoted by a finding<br>'
+            f'Boxes: a call is drawn inside the call or module load that holds it '
+            f'(a pair init holds its do_one_initcall);{groups}'
+            '<span class="sw" style="background:none;border-top:2px solid #bf360c;height:0">'
+            '</span>unwind: failed init to each exit it caused; one lane per CPU '
+            '(per kthread for async work)</p>')
 
 
 def _call_link(d: PageData, cap: Capture, i: int) -> str:
@@ -962,8 +1118,9 @@ def _render(v: Verdict, slowest: int, name: str) -> str:
                      "profile and are in the JSON timeline.")
     if d.regions_note:
         notes.append(d.regions_note)
-    if d.lanes_full:
-        notes.append(f"{d.lanes_full} calls overlap the {MAX_LANES} lanes and share the last one.")
+    if d.structure.crowded:
+        notes.append(f"{d.structure.crowded} calls overlap {MAX_TRACKS} others in their lane "
+                     "or box and share its last row.")
     for n in notes:
         parts.append(f'<p class="note cap-note">{_esc(n)}</p>')
     parts.append(
@@ -1014,6 +1171,7 @@ def _render(v: Verdict, slowest: int, name: str) -> str:
         "regions": [[a, b, label, fill]
                     for (a, b, label, _kind), fill in zip(d.regions, _region_fills(d))],
         "calls": [d.call_record(cap, i) for i in d.drawn],
+        **structure_data(d.structure, d.slot),
         "cut": d.cut,
         "cut_label": (f"from here on only selected calls are drawn "
                       f"({d.total - len(d.drawn)} not drawn)" if d.cut is not None else ""),

@@ -12,6 +12,7 @@ from analysis.parse import parse_text
 from analysis.render_chrome import chrome_trace
 from analysis.render_html import render_html
 from analysis.render_json import dumps, timeline_dict, verdict_dict
+from analysis.render_svg import render_svg
 from analysis.render_text import render_text
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -29,6 +30,7 @@ GOLDEN_FIXTURES = (
 SUFFIXES = {
     "text": ".timeline.txt",
     "html": ".timeline.html",
+    "svg": ".timeline.svg",
     "chrome": ".chrome.json",
     "timeline": ".timeline.json",
     "verdict": ".verdict.json",
@@ -42,6 +44,7 @@ def render_all(fixture: str) -> dict[str, str]:
     return {
         "text": render_text(v, slowest=5),
         "html": render_html(v, slowest=5),
+        "svg": render_svg(v),
         "chrome": dumps(chrome_trace(v)),
         "timeline": dumps(timeline_dict(v.capture)),
         "verdict": dumps(verdict_dict(v)),

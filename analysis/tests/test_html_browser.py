@@ -29,7 +29,9 @@ from analysis import render_html as rh
 from analysis.build import build_capture
 from analysis.checks import run_checks
 from analysis.model import Verdict
+from analysis.page_structure import ROW_H, clean_func, section_key
 from analysis.parse import parse_text
+from analysis.render_svg import render_svg
 from analysis.synth import Pair, Task, TraceWriter, simulate_module_load, simulate_module_unload
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -319,13 +321,13 @@ def test_click_detail_slowest_and_findings_links(browser: Browser, tmp_path: Any
     browser.click(x, y)
     assert browser.js("document.getElementById('detail').getAttribute('data-call')") == "3"
     assert browser.js("document.getElementById('detail-func').textContent") \
-        == rh.clean_func(spans[3].func)
+        == clean_func(spans[3].func)
     # The slowest list's first link selects the slowest call and zooms to it.
     slowest = max(spans, key=lambda s: s.duration_ns or 0)
     x, y = browser.centre_of("#slowest a.call-link")
     browser.click(x, y)
     assert browser.js("document.getElementById('detail-func').textContent") \
-        == rh.clean_func(slowest.func)
+        == clean_func(slowest.func)
     a, b = view_ns(browser)
     assert a <= slowest.start_ns and (slowest.end_ns or 0) <= b
     # A finding links to the calls it quotes; the failed init is one, and
@@ -393,7 +395,7 @@ def test_capped_capture(browser: Browser, tmp_path: Any, monkeypatch: pytest.Mon
     # The failed calls and the slowest are among the drawn ones.
     drawn = set(browser.js("JSON.parse(document.getElementById('initexit-data').textContent)"
                            ".calls.map(function (c) { return c[5]; })"))
-    failed = {rh.clean_func(s.func) for s in v.capture.spans if s.ret is not None and s.ret < 0}
+    failed = {clean_func(s.func) for s in v.capture.spans if s.ret is not None and s.ret < 0}
     assert failed and failed <= drawn
     assert browser.errors() == []
 
@@ -409,7 +411,7 @@ def test_capped_capture(browser: Browser, tmp_path: Any, monkeypatch: pytest.Mon
     ("a_min_init", "a_min_init"),
 ])
 def test_clean_func(raw: str, clean: str) -> None:
-    assert rh.clean_func(raw) == clean
+    assert clean_func(raw) == clean
 
 
 def test_no_plus_0x0_and_data_cannot_end_the_script() -> None:
@@ -432,3 +434,244 @@ def test_cap_keeps_failed_and_slowest(monkeypatch: pytest.MonkeyPatch) -> None:
     assert all(i in d.slot for i in d.slowest)
     # Everything still counts in the overview's profile.
     assert sum(d.busy) > 0 and d.total == len(spans)
+
+
+# ------------------------------------------- structure: lanes, nesting, links
+
+#: Every box element as drawn: its attributes and its place (SVG units).
+BOXES_JS = """Array.from(document.querySelectorAll('#tl-svg rect.box')).map(function (r) {
+  return {b: +r.getAttribute('data-b'), parent: +r.getAttribute('data-parent'),
+          lane: +r.getAttribute('data-lane'), cls: r.getAttribute('class'),
+          call: r.hasAttribute('data-i') ? +r.getAttribute('data-i') : -1,
+          shown: r.style.display !== 'none',
+          x: +r.getAttribute('x'), y: +r.getAttribute('y'),
+          w: +r.getAttribute('width'), h: +r.getAttribute('height')}; })"""
+
+LANES_JS = """Array.from(document.querySelectorAll('#tl-svg rect.lane')).map(function (r) {
+  var n = r.getAttribute('data-lane');
+  var t = document.querySelector('#tl-svg g.lane-name[data-lane="' + n + '"] text');
+  var tb = t.getBBox();
+  return {name: t.textContent, y: +r.getAttribute('y'), h: +r.getAttribute('height'),
+          ty: tb.y, th: tb.height}; })"""
+
+#: Each arrow: the boxes it joins, its ends and its highest point.
+LINKS_JS = """Array.from(document.querySelectorAll('#tl-svg path.link')).map(function (p) {
+  var n = p.getTotalLength(), a = p.getPointAtLength(0), z = p.getPointAtLength(n);
+  return {from: +p.getAttribute('data-from'), to: +p.getAttribute('data-to'),
+          cls: p.getAttribute('class'), shown: p.style.display !== 'none',
+          x1: a.x, y1: a.y, x2: z.x, y2: z.y, top: p.getBBox().y}; })"""
+
+
+def call_names(browser: Browser) -> list[str]:
+    names: list[str] = browser.js(
+        "JSON.parse(document.getElementById('initexit-data').textContent)"
+        ".calls.map(function (c) { return c[5]; })")
+    return names
+
+
+@pytest.mark.parametrize("name", ["module-load-unload-failed-load.txt",
+                                  "patched-boot-builtin-unwind.txt"])
+def test_lanes_per_cpu(browser: Browser, name: str, tmp_path: Any) -> None:
+    """One lane per CPU, named; every box inside its lane; a boot call in
+    the lane of the CPU it ran on, a module's calls in the lane of the CPU
+    its load (or unload) started on."""
+    v = captured(name)
+    browser.open(write_page(str(tmp_path), name, v))
+    lanes = browser.js(LANES_JS)
+    assert [lane["name"] for lane in lanes] == ["CPU 0", "CPU 1"]
+    for upper, lower in zip(lanes, lanes[1:]):
+        assert upper["y"] + upper["h"] <= lower["y"]
+    for lane in lanes:  # the name sits in the lane's header strip
+        assert lane["y"] <= lane["ty"] and lane["ty"] + lane["th"] <= lane["y"] + 14 + 1
+    spans = v.capture.spans
+    first_cpu: dict[tuple[str, str, int], int] = {}
+    for s in spans:
+        first_cpu.setdefault(section_key(s), s.start.cpu)
+    boxes = browser.js(BOXES_JS)
+    calls = [b for b in boxes if b["call"] >= 0]
+    assert len(calls) == len(spans)
+    for b in boxes:
+        lane = lanes[b["lane"]]
+        assert lane["y"] + 14 <= b["y"] and b["y"] + b["h"] <= lane["y"] + lane["h"], b
+    for b in calls:
+        s = spans[b["call"]]
+        cpu = s.start.cpu if s.path.value == "boot" else first_cpu[section_key(s)]
+        assert lanes[b["lane"]]["name"] == f"CPU {cpu}", (s.func, s.start.line)
+    assert browser.errors() == []
+
+
+def test_nesting_drawn_inside(browser: Browser, tmp_path: Any) -> None:
+    """Zoomed on the real failed load: the load's box holds its nine calls,
+    each pair init holds its do_one_initcall, every child is drawn inside
+    its parent, below the parent's own row; zooming out keeps it so."""
+    v = captured("module-load-unload-failed-load.txt")
+    page = write_page(str(tmp_path), "nesting", v)
+    browser.open(page, "view=5.4750,5.4875")
+    names = call_names(browser)
+
+    def check() -> int:
+        boxes = {b["b"]: b for b in browser.js(BOXES_JS)}
+        inside = 0
+        for b in boxes.values():
+            p = boxes.get(b["parent"])
+            if p is None or not (b["shown"] and p["shown"]):
+                continue
+            assert p["x"] - 0.11 <= b["x"] and b["x"] + b["w"] <= p["x"] + p["w"] + 1.2, (b, p)
+            assert p["y"] + ROW_H <= b["y"] and b["y"] + b["h"] <= p["y"] + p["h"], (b, p)
+            inside += 1
+        return inside
+
+    assert check() >= 9 + 5
+    boxes = browser.js(BOXES_JS)
+    (load,) = [b for b in boxes if "load-failed" in b["cls"]]
+    held = sorted(names[b["call"]] for b in boxes if b["parent"] == load["b"])
+    assert held == sorted([f"f{k}_init" for k in range(5)] + [f"f{k}_exit" for k in range(4)])
+    for init in (b for b in boxes if b["parent"] == load["b"] and "k-init" in b["cls"]):
+        (inner,) = [b for b in boxes if b["parent"] == init["b"]]
+        assert inner["cls"].startswith("box inner")
+    # The load's own label names the failure.
+    assert browser.js("Array.from(document.querySelectorAll('#tl-svg text.glbl'))"
+                      ".some(function (t) { return t.textContent.indexOf("
+                      "'load initexit_fail: f4_init failed (-204)') === 0; })")
+    browser.js("document.getElementById('zoom-out').click()")
+    assert check() > 0
+    # A click on the load's box lists its calls.
+    browser.js(f"document.querySelector('#tl-svg rect[data-b=\"{load['b']}\"]')"
+               ".scrollIntoView({block: 'center'})")
+    x, y = browser.js(f"(function () {{ var r = document.querySelector('#tl-svg "
+                      f"rect[data-b=\"{load['b']}\"]').getBoundingClientRect();"
+                      "return [r.right - 3, r.top + 6]; })()")
+    browser.click(x, y)
+    assert browser.js("document.getElementById('detail').getAttribute('data-box')") \
+        == str(load["b"])
+    assert browser.js("document.querySelectorAll('#detail a.call-link').length") == 9
+    assert browser.errors() == []
+
+
+@pytest.mark.parametrize("name,failed,exits", [
+    ("module-load-unload-failed-load.txt", "f4_init", [f"f{k}_exit" for k in (3, 2, 1, 0)]),
+    ("patched-boot-builtin-unwind.txt", "tiu2_init", ["tiu1_exit", "tiu0_exit"]),
+])
+def test_unwind_link(browser: Browser, tmp_path: Any, name: str, failed: str,
+                     exits: list[str]) -> None:
+    """An arrow from the failing init's end to the start of each exit its
+    unwind ran, rising above them; it follows a zoom, and selecting the
+    failed init highlights its arrows."""
+    v = captured(name)
+    page = write_page(str(tmp_path), name, v)
+    spans = v.capture.spans
+    f_span = next(s for s in spans if clean_func(s.func) == failed)
+    last = max(s.end_ns or 0 for s in spans if clean_func(s.func) in exits)
+    pad = (last - f_span.start_ns) // 10
+    a, b = f_span.start_ns - pad, last + pad
+    browser.open(page, f"view={a / 1e9:.9f},{b / 1e9:.9f}")
+    names = call_names(browser)
+
+    width = browser.js("+document.getElementById('tl-svg').getAttribute('width')")
+
+    def check() -> list[dict[str, Any]]:
+        """The arrows' ends on their boxes' edges, where those are in view
+        (the page clips a box at the view's edges); how many were whole."""
+        boxes = {bx["b"]: bx for bx in browser.js(BOXES_JS)}
+        links = browser.js(LINKS_JS)
+        assert [names[boxes[lk["to"]]["call"]] for lk in links] == exits
+        whole = []
+        for lk in links:
+            src, dst = boxes[lk["from"]], boxes[lk["to"]]
+            assert names[src["call"]] == failed and "k-init-failed" in src["cls"]
+            assert "k-exit-unwind" in dst["cls"] and "link unwind" in lk["cls"]
+            if not (lk["shown"] and 0 <= lk["x1"] <= width and 0 <= lk["x2"] <= width):
+                continue
+            assert src["shown"] and dst["shown"]
+            assert abs(lk["x1"] - (src["x"] + src["w"])) <= 1.5 and abs(lk["y1"] - src["y"]) <= 1
+            assert abs(lk["x2"] - dst["x"]) <= 1.5 and abs(lk["y2"] - dst["y"]) <= 1
+            assert lk["top"] < min(src["y"], dst["y"]) - 3  # it rises: visible over the row
+            whole.append(lk)
+        return whole
+
+    assert len(check()) == len(exits)
+    # Zoomed to the failed init and the first exit, the arrows follow.
+    x1 = browser.js(LINKS_JS)[0]["x1"]
+    first = next(s for s in spans if clean_func(s.func) == exits[0])
+    pad = ((first.end_ns or 0) - f_span.start_ns) // 10
+    browser.js(f"location.hash = 'view={(f_span.start_ns - pad) / 1e9:.9f},"
+               f"{((first.end_ns or 0) + pad) / 1e9:.9f}'")
+    assert view_ns(browser)[1] - view_ns(browser)[0] < b - a
+    assert check() and abs(browser.js(LINKS_JS)[0]["x1"] - x1) > 5
+    # Selecting the failed init highlights its arrows.
+    i = names.index(failed)
+    browser.open(page, f"view={a / 1e9:.9f},{b / 1e9:.9f}&call={i}")
+    assert all("hot" in lk["cls"] for lk in browser.js(LINKS_JS))
+    assert len(check()) == len(exits)
+    assert browser.errors() == []
+
+
+def test_search_dims_boxes(browser: Browser, tmp_path: Any) -> None:
+    """The filter dims the calls that do not match, and the boxes holding
+    none that match; fit zooms to the matches."""
+    v = captured("module-load-unload-failed-load.txt")
+    browser.open(write_page(str(tmp_path), "search", v), "filter=initexit_fail")
+    assert browser.js("+document.getElementById('filter-count').getAttribute('data-count')") == 9
+    boxes = browser.js(BOXES_JS)
+    groups = {b["cls"].split()[1] + ("-failed" if "load-failed" in b["cls"] else ""):
+              "dim" in b["cls"] for b in boxes if b["call"] < 0 and "inner" not in b["cls"]}
+    assert groups == {"load-failed": False, "load": True, "unload": True}
+    inner = [b for b in boxes if b["cls"].startswith("box inner")]
+    assert sum(1 for b in inner if "dim" not in b["cls"]) == 5  # f0..f4_init's
+    browser.js("document.getElementById('fit').click()")
+    start, end = view_ns(browser)
+    fail = [s for s in v.capture.spans if s.origin == "initexit_fail"]
+    assert start <= fail[0].start_ns and max(s.end_ns or 0 for s in fail) <= end
+    assert end - start < 20_000_000
+    assert browser.errors() == []
+
+
+def two_second_boot() -> Verdict:
+    """2.1 s of boot: the overview's tick label at 2.0 s fell on the axis
+    name ("trace cl2.0ck (s)")."""
+    w = TraceWriter()
+    init = Task("swapper/0", 1, 0)
+    w.initcall(init, "slow_init", 0, 1_000_000_000)
+    w.initcall(init, "slower_init", 0, 1_100_000_000)
+    return verdict_of(w.text(), "two-seconds.txt")
+
+
+@pytest.mark.parametrize("name", ["two-seconds", *PAGES])
+def test_overview_axis_labels_do_not_overlap(browser: Browser, tmp_path: Any, name: str) -> None:
+    v = two_second_boot() if name == "two-seconds" else captured(name)
+    browser.open(write_page(str(tmp_path), "axis", v))
+    texts = browser.js("""Array.from(document.querySelectorAll(
+        '#overview text.tick, #overview text.axis-name')).map(function (t) {
+        var r = t.getBoundingClientRect(); return [r.left, r.right, t.textContent]; })""")
+    ov = browser.js("(function () { var r = document.getElementById('overview')"
+                    ".getBoundingClientRect(); return [r.left, r.right]; })()")
+    texts.sort()
+    assert texts[-1][2] == rh.AXIS_NAME and len(texts) >= 3
+    for (_a0, a1, ta), (b0, _b1, tb) in zip(texts, texts[1:]):
+        assert a1 <= b0, f"{ta!r} overlaps {tb!r}"
+    assert ov[0] <= texts[0][0] and texts[-1][1] <= ov[1]
+    assert browser.errors() == []
+
+
+def test_svg_export_in_the_browser(browser: Browser, tmp_path: Any) -> None:
+    """The SVG export opens as an image of its own: every box, each child
+    inside its parent as the browser lays it out, the four arrows."""
+    v = captured("module-load-unload-failed-load.txt")
+    path = os.path.join(str(tmp_path), "load.svg")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(render_svg(v, view=(5_476_000_000, 5_479_000_000)))
+    browser.events = [m for m in browser.events if "id" in m]
+    browser.send("Page.navigate", {"url": "file://" + path}, page=True)
+    browser.wait_event("Page.loadEventFired")
+    boxes = browser.js("""Array.from(document.querySelectorAll('rect[data-box]')).map(function (r) {
+        var b = r.getBoundingClientRect();
+        return [+r.getAttribute('data-box'), +r.getAttribute('data-parent'),
+                b.left, b.top, b.right, b.bottom]; })""")
+    assert len(boxes) > 10
+    by = {b[0]: b for b in boxes}
+    nested = [(b, by[b[1]]) for b in boxes if b[1] in by]
+    assert len(nested) >= 9
+    for c, p in nested:
+        assert p[2] - 0.2 <= c[2] and c[4] <= p[4] + 1.2 and p[3] < c[3] and c[5] <= p[5] + 0.01
+    assert browser.js("document.querySelectorAll('path.link.unwind').length") == 4
+    assert browser.errors() == []
