@@ -133,6 +133,7 @@ class _Builder:
         self.moved = moved
         self.stacks: dict[int, list[_Open]] = {}
         self.levels: list[Event] = []
+        self.level_is_event = False  # the last of levels is an initcall_level
         self.level_names: list[str] = []
         self.level: Optional[str] = None
         self.module_of_pid: dict[int, str] = {}
@@ -287,6 +288,26 @@ class _Builder:
         self.level = f.level
         self.levels.append(ev)
         self.level_names.append(f.level)
+        self.level_is_event = True
+
+    def on_band(self, ev: Event) -> None:
+        """initcall_band (the series): a band starts, right after its
+        level's initcall_level when it is the level's first band.  The
+        bands are the marks the checks read (``levels_by_band``): a band
+        event named as the level event just before it takes its place."""
+        f = self.parsers[EventName.INITCALL_BAND](ev.info)
+        if self.records is not None:
+            self.records[ev.line] = f
+        if f is None:
+            self.bad_fields(ev)
+            return
+        if self.level_names and self.level_names[-1] == f.band and self.level_is_event:
+            self.levels[-1] = ev
+        else:
+            self.levels.append(ev)
+            self.level_names.append(f.band)
+        self.level = f.band
+        self.level_is_event = False
 
     def initcall_start_handler(self) -> Callable[[Event], None]:
         records = self.records
@@ -549,6 +570,7 @@ class _Builder:
         ``finish()`` gives the whole parsed input."""
         by_name: dict[EventName, Callable[[Event], None]] = {
             EventName.INITCALL_LEVEL: self.on_level,
+            EventName.INITCALL_BAND: self.on_band,
             EventName.INITCALL_START: self.initcall_start_handler(),
             EventName.INITCALL_FINISH: self.initcall_finish_handler(),
             EventName.MODULE_LOAD: self.on_module_load,

@@ -39,6 +39,7 @@ class EventName(enum.Enum):
     __hash__ = object.__hash__  # see the module docstring
 
     INITCALL_LEVEL = "initcall_level"
+    INITCALL_BAND = "initcall_band"
     INITCALL_START = "initcall_start"
     INITCALL_FINISH = "initcall_finish"
     MODULE_LOAD = "module_load"
@@ -150,7 +151,7 @@ LEVEL_BANDS: Mapping[str, tuple[int, ...]] = {
 
 
 def levels_by_band(level_names: Iterable[str]) -> bool:
-    """Whether ``initcall_level`` fired per band (the series: every band,
+    """Whether the marks are per band (the series' ``initcall_band``: every band,
     ``core_sync`` and ``rootfs`` included) rather than per level (stock)."""
     return any(name in BANDS and name not in LEVEL_BANDS for name in level_names)
 
@@ -441,10 +442,10 @@ class Capture:
 
     parsed: ParsedInput
     spans: tuple[Span, ...]  # every span, by start time
-    levels: tuple[Event, ...]  # initcall_level events
+    levels: tuple[Event, ...]  # initcall_level events (initcall_band where one follows)
     units: tuple[Unit, ...]
     build_problems: tuple["Finding", ...]  # pairing problems found while building
-    levels_by_band: bool = False  # initcall_level fired per band, not per level
+    levels_by_band: bool = False  # marks per band (initcall_band), not per level
     #: The classic boot initcalls matched to the kernel's declared order
     #: (analysis/declared.py), None without a map; the note says why.
     declared: Optional["DeclaredMatch"] = None

@@ -102,6 +102,8 @@ SCHEMA: Mapping[str, EventSchema] = {
     s.name: s
     for s in (
         EventSchema("initcall_level", "initcall", (Field("level", "const char *", "%s"),)),
+        EventSchema("initcall_band", "initcall",
+                    (Field("band", "__data_loc char[]", "%s"), Field("prio", "int", "%d"))),
         EventSchema("initcall_start", "initcall", (Field("func", "initcall_t", "%pS"),)),
         EventSchema("initcall_finish", "initcall",
                     (Field("func", "initcall_t", "%pS"), Field("ret", "int", "%d"))),

@@ -305,3 +305,34 @@ def test_tied_failure_and_unwind_are_checked_in_the_order_they_ran() -> None:
     assert [e.line for e in p.events] == [2, 3, 7, 4, 5, 6, 8]
     verdict = run_checks(build_capture(p))
     assert verdict.ok, [f.message for r in verdict.results for f in r.findings]
+
+
+def _marks(names: list[tuple[str, str]]) -> str:
+    return "cpus=1\n" + "".join(format_line("swapper/0", 1, 0, 1_000_000 * (i + 1), ev, info)
+                                for i, (ev, info) in enumerate(names))
+
+
+def test_initcall_band_events_are_the_marks() -> None:
+    # The series (issue 34): initcall_level once per level as in stock, and
+    # initcall_band per band; a level's first band takes its level's place.
+    text = _marks([("initcall_level", "level=early"), ("initcall_level", "level=fs"),
+                   ("initcall_band", "band=fs prio=-1000"), ("initcall_band", "band=fs_sync prio=-750"),
+                   ("initcall_band", "band=rootfs prio=-500"), ("initcall_level", "level=device"),
+                   ("initcall_band", "band=device prio=0")])
+    cap = build_capture(parse_text(text))
+    assert cap.level_names == ("early", "fs", "fs_sync", "rootfs", "device")
+    assert cap.levels_by_band
+    assert [ev.name for ev in cap.levels] == [EventName.INITCALL_LEVEL] + [EventName.INITCALL_BAND] * 4
+    assert not cap.build_problems
+
+
+def test_initcall_level_alone_is_per_level() -> None:
+    cap = build_capture(parse_text(_marks([("initcall_level", "level=fs"), ("initcall_level", "level=device")])))
+    assert cap.level_names == ("fs", "device")
+    assert not cap.levels_by_band
+
+
+def test_initcall_band_with_bad_fields_is_a_problem() -> None:
+    cap = build_capture(parse_text(_marks([("initcall_band", "band=fs prio=x")])))
+    assert cap.level_names == ()
+    assert cap.build_problems

@@ -27,11 +27,12 @@ from analysis import series  # noqa: E402  (the reference model of the series)
 from analysis.build import build_capture  # noqa: E402
 from analysis.diff import calls_of, diff_captures  # noqa: E402
 from analysis.model import BANDS as BAND_PRIO_ALL  # noqa: E402  (SPEC §2.2's table, one copy)
+from analysis.model import LEVEL_BANDS  # noqa: E402
 from analysis.model import EventName, KernelNotice, ParsedInput, bare_func  # noqa: E402
 from analysis.parse import parse_dmesg, parse_trace_report  # noqa: E402
 from analysis.schema import DMESG_CALLING_INFO_RE, DMESG_RETURNED_INFO_RE, ORIGIN_RE, PRIO_RE, SCHEMA, FieldParser, loose_fields, printed  # noqa: E402
 
-#: Every band, in boot order: the series fires initcall_level at each.
+#: Every band, in boot order: the series fires initcall_band at each.
 BAND_PRIO = dict(sorted(BAND_PRIO_ALL.items(), key=lambda kv: kv[1]))
 BANDS = tuple(BAND_PRIO)
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
@@ -173,23 +174,79 @@ def expected_band(prio: int) -> Optional[str]:
     return last
 
 
-def check_band_events(events: list[Ev]) -> list[str]:
-    """initcall_level fired once at the start of every band, in band order
-    (after early and console, which keep their own mechanisms)."""
-    got = [e.fields.get("level") for e in events if e.name == "initcall_level"]
-    got = [lvl for lvl in got if lvl not in ("early", "console")]
-    if got != list(BANDS):
-        return [f"initcall_level fired for {got}, expected every band in order: {list(BANDS)}"]
+#: The levels stock 6.12 names in initcall_level, in do_initcalls() order
+#: (early and console fire elsewhere, once each, before pure).
+LEVELS = tuple(LEVEL_BANDS)
+OUTSIDE_LEVELS = ("early", "console")
+
+
+def level_events(events: Iterable[Ev]) -> list[str]:
+    """The names initcall_level fired with, in order."""
+    return [e.fields.get("level", "?") for e in events if e.name == "initcall_level"]
+
+
+def check_level_events(events: list[Ev]) -> list[str]:
+    """initcall_level fired as in stock (E1): early and console once each,
+    then once per classic level, with the level's name, in level order."""
+    got = level_events(events)
+    problems = []
+    for name in OUTSIDE_LEVELS:
+        if got.count(name) != 1:
+            problems.append(f"initcall_level fired {got.count(name)} times for {name}, expected once")
+    main = [lvl for lvl in got if lvl not in OUTSIDE_LEVELS]
+    if main != list(LEVELS):
+        problems.append(f"initcall_level fired for {main}, expected stock's levels in order: {list(LEVELS)}")
+    elif any(lvl not in OUTSIDE_LEVELS for lvl in got[:len(OUTSIDE_LEVELS)]):
+        problems.append(f"initcall_level fired for {got}: early and console must come before pure")
+    return problems
+
+
+def check_level_events_as_stock(stock: list[Ev], patched: list[Ev]) -> list[str]:
+    """The patched boot's initcall_level names equal the stock boot's."""
+    a, b = level_events(stock), level_events(patched)
+    if a != b:
+        return [f"initcall_level fired for {b}, stock for {a}"]
     return []
 
 
+def check_band_events(events: list[Ev]) -> list[str]:
+    """initcall_band fired once at the start of every band, in band order,
+    with the band's priority; each after its level's initcall_level and
+    before the next level's (E1)."""
+    problems = []
+    level: Optional[str] = None
+    got = []
+    for e in events:
+        if e.name == "initcall_level":
+            level = e.fields.get("level")
+        elif e.name == "initcall_band":
+            band = e.fields.get("band", "?")
+            got.append(band)
+            if band not in BAND_PRIO:
+                problems.append(f"line {e.line}: initcall_band for {band}, not a band")
+                continue
+            if _int(e.fields.get("prio")) != BAND_PRIO[band]:
+                problems.append(f"line {e.line}: band {band} prio={e.fields.get('prio')}, expected {BAND_PRIO[band]}")
+            want = next((lvl for lvl, prios in LEVEL_BANDS.items() if BAND_PRIO[band] in prios), None)
+            if level != want:
+                problems.append(f"line {e.line}: band {band} fired after initcall_level {level}, expected {want}")
+    if got != list(BANDS):
+        problems.insert(0, f"initcall_band fired for {got}, expected every band in order: {list(BANDS)}")
+    return problems
+
+
 def level_of_each(events: Iterable[Ev]) -> list[tuple[Ev, Optional[str]]]:
-    """Every event with the initcall_level in force when it fired."""
+    """Every event with the band in force when it fired: the last
+    initcall_band, or initcall_level for early and console (and for a
+    level's name, which its first band's event repeats)."""
     level: Optional[str] = None
     out: list[tuple[Ev, Optional[str]]] = []
     for e in events:
         if e.name == "initcall_level":
             level = e.fields.get("level")
+            continue
+        if e.name == "initcall_band":
+            level = e.fields.get("band")
             continue
         out.append((e, level))
     return out

@@ -51,7 +51,18 @@ def test_builtin_pairs_run_in_priority_order() -> None:
     assert bootcheck.check_builtin_order(events("INITEXIT_RUN_DIR")) == []
 
 
-def test_initcall_level_fires_at_every_band() -> None:
+def test_initcall_level_fires_as_in_stock() -> None:
+    # E1: early, console, then the eight classic levels, once each, with
+    # stock's names (existing traces attribute calls to the same levels).
+    assert bootcheck.check_level_events(events("INITEXIT_RUN_DIR")) == []
+
+
+def test_initcall_level_names_equal_stocks() -> None:
+    assert bootcheck.check_level_events_as_stock(events("INITEXIT_STOCK_RUN_DIR"), events("INITEXIT_RUN_DIR")) == []
+
+
+def test_initcall_band_fires_at_every_band() -> None:
+    # E1: the band detail, in its own event, after its level's event.
     assert bootcheck.check_band_events(events("INITEXIT_RUN_DIR")) == []
 
 

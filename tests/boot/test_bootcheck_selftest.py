@@ -73,9 +73,9 @@ def test_order_check_catches_swapped_equal_priorities() -> None:
 
 
 def test_order_check_catches_pair_in_wrong_level() -> None:
-    # tio_pre_core (-5200) must run before level=core; move the level event up.
+    # tio_pre_core (-5200) must run before band core; move the band event up.
     lines = text(PATCHED).splitlines(keepends=True)
-    core = find_line(lines, "initcall_level:", "level=core")
+    core = find_line(lines, "initcall_band:", "band=core ")
     pre = find_line(lines, "initexit_init_start:", "func=tio_pre_core_init")
     assert pre < core
     problems = bootcheck.check_builtin_order(evs(move_line(lines, core, pre)))
@@ -86,7 +86,7 @@ def test_order_check_catches_pair_in_wrong_band() -> None:
     # tio_between (750) runs in band device_sync [500, 1000): with the
     # device_sync event after it, it ran in band device.
     lines = text(PATCHED).splitlines(keepends=True)
-    sync = find_line(lines, "initcall_level:", "level=device_sync")
+    sync = find_line(lines, "initcall_band:", "band=device_sync")
     between = find_line(lines, "initexit_init_finish:", "func=tio_between_init")
     assert sync < between
     problems = bootcheck.check_builtin_order(evs(move_line(lines, sync, between + 1)))
@@ -98,13 +98,66 @@ def test_band_check_passes_on_real_capture() -> None:
 
 
 def test_band_check_catches_missing_sync_band() -> None:
-    bad = drop_lines(text(PATCHED), r"initcall_level: +level=fs_sync")
+    bad = drop_lines(text(PATCHED), r"initcall_band: +band=fs_sync")
     assert bootcheck.check_band_events(evs(bad)) != []
 
 
-def test_band_check_catches_per_level_events() -> None:
-    # The stock kernel fires initcall_level per level only.
+def test_band_check_catches_band_before_its_level() -> None:
+    # band device must follow initcall_level device: move the band up.
+    lines = text(PATCHED).splitlines(keepends=True)
+    level = find_line(lines, "initcall_level:", "level=device")
+    band = find_line(lines, "initcall_band:", "band=device ")
+    assert level < band
+    problems = bootcheck.check_band_events(evs(move_line(lines, band, level)))
+    assert any("band device fired after initcall_level fs" in p for p in problems), problems
+
+
+def test_band_check_catches_wrong_priority() -> None:
+    bad = text(PATCHED).replace("band=late_sync prio=1500", "band=late_sync prio=1000")
+    assert "prio=1000" in bad
+    assert any("late_sync prio=1000" in p for p in bootcheck.check_band_events(evs(bad)))
+
+
+def test_band_check_catches_stock() -> None:
+    # The stock kernel has no initcall_band event.
     assert bootcheck.check_band_events(evs(text("stock-boot.report.txt"))) != []
+
+
+def test_level_check_passes_on_real_captures() -> None:
+    # E1: the patched boot fires initcall_level as stock does.
+    assert bootcheck.check_level_events(evs(text(PATCHED))) == []
+    assert bootcheck.check_level_events(evs(text("stock-boot.report.txt"))) == []
+    stock = evs(text("stock-boot.report.txt"))
+    assert bootcheck.check_level_events_as_stock(stock, evs(text(PATCHED))) == []
+
+
+def per_band_levels(report: str) -> str:
+    """The capture as the series fired initcall_level before issue 34:
+    once per band, with the band's name."""
+    out = []
+    for line in report.splitlines(keepends=True):
+        m = re.search(r"initcall_band: +band=(\S+) prio=\S+", line)
+        if m:
+            line = line[:m.start()] + f"initcall_level:       level={m.group(1)}" + line[m.end():]
+        elif "initcall_level:" in line and "level=early" not in line and "level=console" not in line:
+            continue
+        out.append(line)
+    return "".join(out)
+
+
+def test_level_check_catches_per_band_levels() -> None:
+    bad = evs(per_band_levels(text(PATCHED)))
+    assert [e.fields.get("level") for e in bad if e.name == "initcall_level"].count("core_sync") == 1
+    assert any("expected stock's levels" in p for p in bootcheck.check_level_events(bad))
+    stock = evs(text("stock-boot.report.txt"))
+    assert bootcheck.check_level_events_as_stock(stock, bad) != []
+
+
+def test_level_check_catches_level_fired_twice() -> None:
+    lines = text(PATCHED).splitlines(keepends=True)
+    early = find_line(lines, "initcall_level:", "level=early")
+    bad = "".join(lines[:early + 1] + [lines[early]] + lines[early + 1:])
+    assert any("2 times for early" in p for p in bootcheck.check_level_events(evs(bad)))
 
 
 def test_order_check_catches_missing_pair() -> None:
