@@ -104,3 +104,75 @@ def check_every_call_placed(dmesg: str) -> list[str]:
     elif banded and early[-1] > banded[0]:
         problems.append("a prio=early call comes after the first band's")
     return problems
+
+
+#: The converted objects' entries (their old module_init()/late_initcall()
+#: names) and the KBUILD_MODNAME of their pairs.
+CONVERTED_ENTRIES = {"fuse_init": "fuse", "init_btrfs_fs": "btrfs"}
+
+#: Initcalls the series adds that stock has not: the module loader's debugfs
+#: listing of loaded modules' pairs (kernel/module/initexit.c), and KUnit's
+#: own (the test config's CONFIG_INITEXIT_KUNIT_TEST selects CONFIG_KUNIT).
+SERIES_INITCALLS = ("module_initexit_debugfs_init", "kunit_init")
+
+#: The KBUILD_MODNAMEs of the series' boot test objects
+#: (CONFIG_TEST_INITEXIT_BOOT, lib/test_initexit_*): their entries and pairs
+#: are calls stock has not.
+SERIES_TEST_MODNAMES = ("test_initexit_order", "test_initexit_unwind", "test_initexit_adjacent",
+                        "test_initexit_keep", "tie_a", "tie_b")
+
+
+def _modname(suffix: str) -> str:
+    m = re.search(r" modname=(\S+)$", suffix)
+    return m.group(1) if m else ""
+
+
+def converted_pairs(dmesg: str) -> tuple[list[str], dict[str, list[str]]]:
+    """The boot's calling lines by function, without the pair inits that
+    ran inside a converted object's entry (between its calling and its
+    returned line, with the object's modname), the series' own initcalls
+    and test objects, and the KUnit suite's calls; and those pair inits by
+    entry, in call order."""
+    seq: list[str] = []
+    inside: dict[str, list[str]] = {}
+    open_entry = ""
+    for kind, f, w in boot_lines(dmesg):
+        if kind == "returned":
+            if f == open_entry:
+                open_entry = ""
+            continue
+        if open_entry and _modname(w) == CONVERTED_ENTRIES[open_entry]:
+            inside[open_entry].append(f)
+            continue
+        if f in SERIES_INITCALLS or _modname(w) in SERIES_TEST_MODNAMES or f.startswith(KUNIT_PREFIX):
+            continue
+        seq.append(f)
+        if f in CONVERTED_ENTRIES:
+            open_entry = f
+            inside[f] = []
+    return seq, inside
+
+
+def check_converted_keep_order(stock_dmesg: str, patched_dmesg: str,
+                               want_pairs: dict[str, list[str]]) -> list[str]:
+    """O1 (issue 34 point 2): with fuse and btrfs built in, the patched
+    boot's initcall_debug calling sequence is stock's, except the converted
+    objects' pair inits, which run inside their entry (stock's fuse_init and
+    init_btrfs_fs, at stock's place), in ``want_pairs`` order.  The series'
+    own initcalls and test objects are left out (listed above)."""
+    stock = [f for f, _ in calls(stock_dmesg)]
+    patched, inside = converted_pairs(patched_dmesg)
+    problems = []
+    if len(stock) < 100:
+        problems.append(f"only {len(stock)} calling lines in the stock boot: was initcall_debug on?")
+    for entry in CONVERTED_ENTRIES:
+        if entry not in stock:
+            problems.append(f"stock called no {entry}: build it with fuse and btrfs built in")
+    if patched != stock:
+        diff = next((i for i, (a, b) in enumerate(zip(stock, patched)) if a != b), min(len(stock), len(patched)))
+        problems.append(f"calling line {diff + 1} differs: stock {stock[diff:diff + 3]}, "
+                        f"patched {patched[diff:diff + 3]} ({len(stock)} vs {len(patched)} calls)")
+    for entry, want in want_pairs.items():
+        if inside.get(entry) != want:
+            problems.append(f"inside {entry}: {inside.get(entry)}, expected {want}")
+    return problems

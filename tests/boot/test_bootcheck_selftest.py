@@ -500,3 +500,65 @@ def test_boot_log_check_catches_missing_unwind_and_no_lines() -> None:
     bad = drop_lines(text("patched-dmesg.txt"), r"initexit-boot-test: test_initexit_adjacent exit tia0")
     assert bootcheck.check_boot_log(bad), "a missing unwind exit passed"
     assert "no 'initexit-boot-test: ' line" in bootcheck.check_boot_log("Linux version 6.12\n")[0]
+
+
+# O1 (issue 34 point 2): fuse and btrfs built in (kconfig/variants/builtin-fs.config),
+# stock 6.12 and the series' stage-b boot path (docs/design/boot-path-v2.md).
+O1_STOCK = "builtin-fs-stock-dmesg.txt"
+O1_PATCHED = "builtin-fs-patched-dmesg.txt"
+O1_PAIRS = {
+    "fuse_init": ["fuse_inode_cache_init", "fuseblk_init", "fuse_fs_init", "fuse_req_cache_init",
+                  "fuse_miscdev_init", "fuse_sysfs_init", "fuse_sysfs_conn_init", "fuse_ctl_init"],
+    "init_btrfs_fs": ("btrfs_props_init btrfs_init_sysfs btrfs_init_compress btrfs_init_cachep btrfs_init_dio "
+                      "btrfs_transaction_init btrfs_ctree_init btrfs_free_space_init extent_state_init_cachep "
+                      "extent_buffer_init_cachep btrfs_bioset_init extent_map_init ordered_data_init "
+                      "btrfs_delayed_inode_init btrfs_auto_defrag_init btrfs_delayed_ref_init "
+                      "btrfs_prelim_ref_init btrfs_interface_init btrfs_print_mod_info register_btrfs").split(),
+}
+
+
+def o1(patched: str) -> list[str]:
+    return initcall_debug.check_converted_keep_order(text(O1_STOCK), patched, O1_PAIRS)
+
+
+def fuse_step_lines(lines: list[str]) -> list[int]:
+    """The calling and returned lines of fuse's steps (not of its entry)."""
+    return [n for n, line in enumerate(lines)
+            if line.rstrip().endswith("modname=fuse") and "fuse_init+" not in line]
+
+
+def test_o1_passes_on_real_captures() -> None:
+    assert o1(text(O1_PATCHED)) == []
+
+
+def test_o1_catches_pairs_merged_by_priority() -> None:
+    # The series before issue 34: fuse's steps ran before the device band,
+    # ahead of init_devpts_fs, and fuse_init did not exist.
+    lines = text(O1_PATCHED).splitlines(keepends=True)
+    steps = [lines[n] for n in fuse_step_lines(lines)]
+    rest = [line for n, line in enumerate(lines) if n not in set(fuse_step_lines(lines))
+            and "fuse_init+" not in line]
+    at = find_line(rest, "calling  init_devpts_fs")
+    problems = o1("".join(rest[:at] + steps + rest[at:]))
+    assert any("differs" in p for p in problems), problems
+    assert any("inside fuse_init: None" in p for p in problems), problems
+
+
+def test_o1_catches_entry_moved() -> None:
+    lines = text(O1_PATCHED).splitlines(keepends=True)
+    devpts = find_line(lines, "calling  init_devpts_fs")
+    entry = find_line(lines, "calling  fuse_init+")
+    assert devpts < entry
+    problems = o1(move_line(lines, entry, devpts))
+    assert any("differs" in p for p in problems), problems
+
+
+def test_o1_catches_steps_out_of_order() -> None:
+    bad = swap_lines(text(O1_PATCHED), "calling  fuse_fs_init+", "calling  fuse_req_cache_init+")
+    problems = o1(bad)
+    assert any(p.startswith("inside fuse_init:") for p in problems), problems
+
+
+def test_o1_catches_a_stock_call_lost() -> None:
+    problems = o1(drop_lines(text(O1_PATCHED), r"calling  blkdev_init\+"))
+    assert any("differs" in p for p in problems), problems
