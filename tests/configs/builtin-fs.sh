@@ -38,33 +38,35 @@ calls() {
 	END { for (i = 1; i <= n; i++) print fn[i], pr[i], ret[fn[i]] }' "$WORK/dmesg"
 }
 
-# fs/fuse: FUSE_INIT_PRIO(step) = INITCALL_PRIO_DEVICE - 16 + step, the
-# rootfs band's end (stock's module_init() of built-in code is the
-# device band: every step runs just before it).
+# fs/fuse: its entry, fuse_init (module_init_exit_entry(), where stock's
+# module_init(fuse_init) stood: a device initcall, prio 0), then inside it
+# each step at FUSE_INIT_PRIO(step) = INITCALL_PRIO_DEVICE + step.
+echo "fuse_init 0 0" >"$WORK/want"
 i=0
 for f in fuse_inode_cache_init fuseblk_init fuse_fs_init fuse_req_cache_init fuse_miscdev_init \
 	fuse_sysfs_init fuse_sysfs_conn_init fuse_ctl_init; do
-	echo "$f $((i - 16)) 0"
+	echo "$f $i 0"
 	i=$((i + 1))
-done >"$WORK/want"
+done >>"$WORK/want"
 calls fuse >"$WORK/got"
-ktap_same "builtin fuse: every step called once at boot, in order, at its priority, returning 0" \
+ktap_same "builtin fuse: its entry, then every step inside it, called once at boot, in order, at its priority, returning 0" \
 	"$WORK/want" "$WORK/got"
 
-# fs/btrfs: BTRFS_INIT_PRIO(step) = INITCALL_PRIO_LATE + 1 + step, after
-# every late_initcall(), where stock's late_initcall(init_btrfs_fs) ran
-# them (step 19, the sanity tests, only with
-# CONFIG_BTRFS_FS_RUN_SANITY_TESTS).
+# fs/btrfs: its entry, init_btrfs_fs (late_init_exit_entry(), where stock's
+# late_initcall(init_btrfs_fs) stood: prio 1000), then inside it each step
+# at BTRFS_INIT_PRIO(step) = INITCALL_PRIO_LATE + step (step 19, the
+# sanity tests, only with CONFIG_BTRFS_FS_RUN_SANITY_TESTS).
+echo "init_btrfs_fs 1000 0" >"$WORK/want"
 for s in 0:btrfs_props_init 1:btrfs_init_sysfs 2:btrfs_init_compress 3:btrfs_init_cachep \
 	4:btrfs_init_dio 5:btrfs_transaction_init 6:btrfs_ctree_init 7:btrfs_free_space_init \
 	8:extent_state_init_cachep 9:extent_buffer_init_cachep 10:btrfs_bioset_init 11:extent_map_init \
 	12:ordered_data_init 13:btrfs_delayed_inode_init 14:btrfs_auto_defrag_init \
 	15:btrfs_delayed_ref_init 16:btrfs_prelim_ref_init 17:btrfs_interface_init \
 	18:btrfs_print_mod_info 20:register_btrfs; do
-	echo "${s#*:} $((1001 + ${s%%:*})) 0"
-done >"$WORK/want"
+	echo "${s#*:} $((1000 + ${s%%:*})) 0"
+done >>"$WORK/want"
 calls btrfs >"$WORK/got"
-ktap_same "builtin btrfs: every step called once at boot, in order, at its priority, returning 0" \
+ktap_same "builtin btrfs: its entry, then every step inside it, called once at boot, in order, at its priority, returning 0" \
 	"$WORK/want" "$WORK/got"
 
 # No pair of either failed or unwound (the series' "initexit: ..." lines).

@@ -75,8 +75,8 @@ else
 	sed -n 's/.*initexit_init_start: path=module origin=fuse idx=\([0-9]*\) prio=\(-*[0-9]*\) func=\([a-z_]*\) .*/\1 \2 \3/p' "$I/trace" >"$WORK/inits"
 	pair_exits fuse "$I/trace" unload >"$WORK/exits"
 	i=0 : >"$WORK/want"
-	# Priorities: FUSE_INIT_PRIO(step) = -16 + step (just below the device band).
-	for f in $STEPS; do echo "$i $((i - 16)) $f" >>"$WORK/want"; i=$((i + 1)); done
+	# Priorities: FUSE_INIT_PRIO(step) = INITCALL_PRIO_DEVICE + step (the band of its entry, fuse_init).
+	for f in $STEPS; do echo "$i $i $f" >>"$WORK/want"; i=$((i + 1)); done
 	ktap_same "fuse: one pair per step, in order" "$WORK/want" "$WORK/inits"
 	# shellcheck disable=SC2086 # one exit per line on purpose
 	printf '%s\n' $EXITS >"$WORK/want"

@@ -88,14 +88,14 @@ btrfs_free_space_exit btrfs_ctree_exit btrfs_transaction_exit btrfs_destroy_dio
 btrfs_destroy_cachep btrfs_exit_compress btrfs_exit_sysfs btrfs_nothing_to_undo"
 # want_inits LAST_RET: "IDX PRIO INIT RET" per step, as the init_finish
 # events say (idx: the position in the sorted table; prio:
-# BTRFS_INIT_PRIO(step) = INITCALL_PRIO_LATE + 1 + step), the last step
+# BTRFS_INIT_PRIO(step) = INITCALL_PRIO_LATE + step), the last step
 # returning LAST_RET, the others 0.
 want_inits() {
 	i=0 n=$(echo "$STEPS" | wc -w)
 	for s in $STEPS; do
 		r=0
 		[ "$((i + 1))" -ne "$n" ] || r=$1
-		echo "$i $((1001 + ${s%%:*})) ${s#*:} $r"
+		echo "$i $((1000 + ${s%%:*})) ${s#*:} $r"
 		i=$((i + 1))
 	done
 }
