@@ -120,15 +120,21 @@ def _boot_nesting(cap: Capture) -> list[tuple[Span, Optional[Span]]]:
     init's own initcall_start/finish is its ``inner``, not a span here, so
     in a trace a built-in pair's outer call is its object's entry; in dmesg
     the pairs' calling/returned lines are spans nested in the entry's."""
-    spans = sorted((s for s in cap.spans if s.path is _BOOT), key=lambda s: s.start.line)
+    moved = cap.parsed.moved  # the order tied events ran in (parse.py)
+
+    def pos(ev: Event) -> int:
+        return moved.get(ev.line, ev.line)
+
+    spans = sorted((s for s in cap.spans if s.path is _BOOT), key=lambda s: pos(s.start))
     open_by_pid: dict[int, list[Span]] = {}
     out: list[tuple[Span, Optional[Span]]] = []
     for s in spans:
         st = open_by_pid.setdefault(s.start.pid, [])
-        while st and st[-1].finish is not None and st[-1].finish.line < s.start.line:
+        while st and (f := st[-1].finish) is not None and pos(f) < pos(s.start):
             st.pop()
         out.append((s, st[0] if st else None))
-        st.append(s)
+        if s.finish is not None:  # a call the capture never saw finish encloses nothing known
+            st.append(s)
     return out
 
 
@@ -138,7 +144,7 @@ def _boot_items(cap: Capture, nesting: list[tuple[Span, Optional[Span]]]
     not what runs inside them) with the interval of band priorities each
     may have: its printed prio= (dmesg), else its band's (the band event in
     force), else its level's bands."""
-    items = []
+    items: list[tuple[Span, tuple[int, ...], tuple[int, ...]]] = []
     for s, outer in nesting:
         if outer is not None or s.kind is not _INITCALL:
             continue
@@ -234,6 +240,8 @@ def check_boot_pairs_in_entry(cap: Capture) -> CheckResult:
                                               f"only its object's pairs", _q(outer)[:1] + _q(s)[:1]))
             continue
         if outer is None:
+            if s.finish is None:
+                continue  # the capture ends (or breaks) inside it: start-finish-paired says so
             findings.append(Finding(name, f"{s.label()} ran outside any initcall: a built-in pair runs at "
                                           f"its object's entry", _q(s)[:1]))
             continue
@@ -257,13 +265,12 @@ def check_boot_pairs_in_entry(cap: Capture) -> CheckResult:
             if s.prio is None:
                 continue
             if prev is not None and prev.prio is not None and s.prio < prev.prio:
-                findings.append(Finding(name, f"{s.label()} (prio {s.prio}) ran after {prev.label()} "
-                                              f"(prio {prev.prio}) inside {entry.label()}",
+                findings.append(Finding(name, f"{s.label()} ran after {prev.label()} inside {entry.label()}",
                                         _q(prev)[:1] + _q(s)[:1]))
             if band is not None and not (band[1] <= s.prio and (band[2] is None or s.prio < band[2])):
                 hi = "+inf" if band[2] is None else str(band[2])
-                findings.append(Finding(name, f"{s.label()} (prio {s.prio}) ran inside {entry.label()} of "
-                                              f"band {band[0]}, whose window is [{band[1]}, {hi})",
+                findings.append(Finding(name, f"{s.label()} ran inside {entry.label()} of band {band[0]}, "
+                                              f"whose window is [{band[1]}, {hi})",
                                         _q(entry)[:1] + _q(s)[:1]))
             prev = s
         failed = next((s for s in inits if s.ret is not None and s.ret < 0), None)
@@ -880,8 +887,8 @@ def check_declared_pairs(cap: Capture) -> CheckResult:
     """The series' built-in pair table, bounded in the map: each boot pair
     event's idx is below the table's size (a position past it is a pair the
     kernel did not declare, or another kernel's map), and the note says how
-    many declared pairs ran nothing (exit-only pairs, and pairs skipped or
-    blacklisted: dmesg names them)."""
+    many records ran nothing (each object's entry record, exit-only pairs,
+    and pairs skipped or of a refused object: dmesg names them)."""
     name = "declared-pairs"
     d, skip = _declared(cap, name)
     if d is None:
@@ -914,8 +921,9 @@ def check_declared_pairs(cap: Capture) -> CheckResult:
     silent = [i for i in range(table.count) if i not in seen]
     shown = ", ".join(str(i) for i in silent[:20]) + (" ..." if len(silent) > 20 else "")
     note = (f"{truth}: {table.count - len(silent)} ran an init or exit at boot"
-            + (f"; {len(silent)} ran nothing (positions {shown}): exit-only pairs, and pairs skipped "
-               "after a failure or blacklisted (dmesg names them)" if silent else ""))
+            + (f"; {len(silent)} ran nothing (positions {shown}): the objects' entry records, exit-only "
+               "pairs, and pairs skipped after a failure or of an object the kernel refused (dmesg names "
+               "them)" if silent else ""))
     return _result(name, findings, note=note)
 
 

@@ -251,10 +251,10 @@ def test_real_boot_with_a_stalled_clock() -> None:
     # genhd_device_init.
     path = os.path.join(os.path.dirname(__file__), "fixtures", "captured", "patched-boot-clock-tie.txt")
     cap = load_capture(path)
-    # (A kernel of an earlier series revision: its unsound boot unwind is
-    # the capture's only finding, see its expect.json.)
+    # (A kernel of an earlier series revision: its pairs ran outside any
+    # entry, the capture's only finding, see its expect.json.)
     failed = [r.name for r in run_checks(cap).results if r.state.value == "fail"]
-    assert not cap.build_problems and failed == ["unwind-after-failure"]
+    assert not cap.build_problems and failed == ["boot-pairs-in-entry"]
     dur = {s.func: s.duration_ns for s in cap.spans}
     assert dur["acpi_init+0x0"] == 788_782_612 - 607_443_116
     assert dur["genhd_device_init+0x0"] == 0 and dur["init_bio+0x0"] == 607_443_116 - 606_880_749
@@ -271,19 +271,22 @@ def _pair(cpu: int, ts: int, what: str, idx: int, func: str, *, path: str = "boo
 def test_tied_pair_inits_are_checked_in_the_order_they_ran() -> None:
     # Pair 2 started on CPU 0 after pairs 0 and 1 finished on CPU 1, all at
     # one timestamp: printed first, it must still count as run third.
+    # (In the object's entry, as every built-in pair runs.)
     lines = ["cpus=2\n",
+             _ic(1, T - 600, "start", "o_entry"),
              _pair(1, T - 500, "init_start", 0, "a_init"),
              _pair(0, T, "init_start", 2, "c_init"),
              _pair(1, T, "init_finish", 0, "a_init", extra=" ret=0 duration_ns=500"),
              _pair(1, T, "init_start", 1, "b_init"),
              _pair(1, T, "init_finish", 1, "b_init", extra=" ret=0 duration_ns=0"),
-             _pair(0, T + 900, "init_finish", 2, "c_init", extra=" ret=0 duration_ns=900")]
+             _pair(0, T + 900, "init_finish", 2, "c_init", extra=" ret=0 duration_ns=900"),
+             _ic(0, T + 1000, "finish", "o_entry")]
     p = parse_text("".join(lines))
-    assert p.moved == {4: 3, 5: 4, 6: 5, 3: 6}
+    assert p.moved == {5: 4, 6: 5, 7: 6, 4: 7}
     cap = build_capture(p)
     (unit,) = cap.units
     assert [s.idx for s in unit.inits] == [0, 1, 2]
-    assert [s.func for s in cap.spans] == ["a_init", "b_init", "c_init"]
+    assert [s.func for s in cap.spans] == ["o_entry+0x0", "a_init", "b_init", "c_init"]
     verdict = run_checks(cap)
     assert verdict.ok, [f.message for r in verdict.results for f in r.findings]
 

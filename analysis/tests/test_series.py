@@ -56,7 +56,7 @@ def test_an_object_runs_its_pairs_at_its_entry_sorted() -> None:
     # Declared out of order, in two files (link order): sorted by priority,
     # ties in link then declaration order; the entry record takes table
     # position 0 and the pairs follow it.
-    recs = [Pair("a", 30, "b_init", "b_exit"), Pair("a", 10, "c_init", "c_exit"), Entry("a", "a_entry"),
+    recs: list[series.Record] = [Pair("a", 30, "b_init", "b_exit"), Pair("a", 10, "c_init", "c_exit"), Entry("a", "a_entry"),
             Pair("a", 30, "a_init", "a_exit"), Pair("a", 0, "d_init", "d_exit")]
     out = series.boot(recs, classic={"device": ["x_init", "a_entry", "y_init"]})
     assert [(c.func, c.ret) for c in out.calls] == [("x_init", 0), ("a_entry", 0), ("y_init", 0)]
@@ -70,7 +70,7 @@ def test_an_object_runs_its_pairs_at_its_entry_sorted() -> None:
 def test_entries_run_in_band_then_classic_order_not_by_pair_priority() -> None:
     # b's entry comes first in the device band's link order: its pairs at
     # 400 run before a's at 1; the late entry runs in the late band.
-    recs = [Entry("l", "l_entry", "late"), Pair("l", 1000, "l_init", "l_exit"),
+    recs: list[series.Record] = [Entry("l", "l_entry", "late"), Pair("l", 1000, "l_init", "l_exit"),
             Entry("b", "b_entry"), Pair("b", 400, "b_init", "b_exit"),
             Entry("a", "a_entry"), Pair("a", 1, "a_init", "a_exit")]
     out = series.boot(recs, classic={"device": ["b_entry", "z_init", "a_entry"], "fs": ["f_init"]})
@@ -84,7 +84,7 @@ def test_entries_run_in_band_then_classic_order_not_by_pair_priority() -> None:
 def test_a_builtin_failure_unwinds_its_object_at_once_and_skips_the_rest() -> None:
     # a1's failure unwinds a0 and the exit-only pair before it, newest
     # first, skips a2 and the entry returns the error; b goes on.
-    recs = [Entry("a", "a_entry"), Pair("a", 0, "a0_init", "a0_exit"), Pair("a", 1, None, "ax_exit"),
+    recs: list[series.Record] = [Entry("a", "a_entry"), Pair("a", 0, "a0_init", "a0_exit"), Pair("a", 1, None, "ax_exit"),
             Pair("a", 2, "a1_init", "a1_exit", ret=-19), Pair("a", 3, "a2_init", "a2_exit"),
             Entry("b", "b_entry"), Pair("b", 0, "b0_init", "b0_exit")]
     out = series.boot(recs)
@@ -98,7 +98,7 @@ def test_a_builtin_failure_unwinds_its_object_at_once_and_skips_the_rest() -> No
 
 def test_a_failure_with_nothing_to_unwind_says_so() -> None:
     # The first init fails: nothing succeeded before it.
-    recs = [Entry("a", "a_entry"), Pair("a", 0, "a0_init", "a0_exit", ret=-5), Pair("a", 1, "a1_init", "a1_exit")]
+    recs: list[series.Record] = [Entry("a", "a_entry"), Pair("a", 0, "a0_init", "a0_exit", ret=-5), Pair("a", 1, "a1_init", "a1_exit")]
     out = series.boot(recs)
     assert _boot_calls(out) == [("init", "a0_init")]
     assert [(n.kind, n.why) for n in out.notices] == [("failed", "nothing"), ("skipped", None)]
@@ -107,7 +107,7 @@ def test_a_failure_with_nothing_to_unwind_says_so() -> None:
 def test_a_blacklisted_builtin_init_is_reported_and_fails_its_object() -> None:
     # As in a module: do_one_initcall() refuses it with -EPERM, the object
     # unwinds what ran before it and skips what comes after it.
-    recs = [Entry("a", "a_entry"), Pair("a", 0, "a0_init", "a0_exit"), Pair("a", 1, "a1_init", "a1_exit"),
+    recs: list[series.Record] = [Entry("a", "a_entry"), Pair("a", 0, "a0_init", "a0_exit"), Pair("a", 1, "a1_init", "a1_exit"),
             Pair("a", 2, "a2_init", "a2_exit"), Entry("b", "b_entry"), Pair("b", 1, "b1_init", "b1_exit")]
     out = series.boot(recs, blacklisted=frozenset({"a1_init"}))
     assert _boot_calls(out) == [("init", "a0_init"), ("init", "a1_init"), ("exit", "a0_exit"), ("init", "b1_init")]
@@ -118,7 +118,7 @@ def test_a_blacklisted_builtin_init_is_reported_and_fails_its_object() -> None:
 
 
 def test_a_blacklisted_entry_stops_its_whole_object() -> None:
-    recs = [Entry("a", "a_entry"), Pair("a", 0, "a0_init", "a0_exit")]
+    recs: list[series.Record] = [Entry("a", "a_entry"), Pair("a", 0, "a0_init", "a0_exit")]
     out = series.boot(recs, blacklisted=frozenset({"a_entry"}))
     assert [(c.func, c.blacklisted, c.steps) for c in out.calls] == [("a_entry", True, ())]
     assert out.notices == ()
@@ -128,7 +128,7 @@ def test_the_bind_refuses_a_pair_outside_the_entrys_band() -> None:
     # A late entry's band is [1000, 1500); the device band [0, 500).
     assert series.band_range("late") == (1000, 1500) and series.band_range("device") == (0, 500)
     assert series.band_range("late_sync") == (1500, series.INT_MAX)
-    recs = [Entry("a", "a_entry", "late"), Pair("a", 1000, "a0_init", "a0_exit"),
+    recs: list[series.Record] = [Entry("a", "a_entry", "late"), Pair("a", 1000, "a0_init", "a0_exit"),
             Pair("a", 1500, "a1_init", "a1_exit"), Pair("a", 999, "a2_init", "a2_exit")]
     out = series.boot(recs)
     assert [(c.func, c.ret, c.steps) for c in out.calls] == [("a_entry", ENOEXEC, ())]
@@ -138,19 +138,19 @@ def test_the_bind_refuses_a_pair_outside_the_entrys_band() -> None:
 
 
 def test_the_bind_refuses_an_init_nothing_could_undo() -> None:
-    recs = [Entry("k", "k_entry"), Pair("k", 6, "k0_init", "k0_exit"), Pair("k", 7, "k1_init", None),
+    recs: list[series.Record] = [Entry("k", "k_entry"), Pair("k", 6, "k0_init", "k0_exit"), Pair("k", 7, "k1_init", None),
             Pair("k", 8, "k2_init", "k2_exit", ret=-308)]
     out = series.boot(recs)
     assert [(c.func, c.ret, c.steps) for c in out.calls] == [("k_entry", ENOEXEC, ())]
     assert [(n.kind, n.why, n.idx, n.other) for n in out.notices] == [("refused", "undoable", 2, "k2_init")]
     # The exit-less init last, or an exit-only pair after it: bound and run.
-    ok = [Entry("k", "k_entry"), Pair("k", 6, "k0_init", "k0_exit"), Pair("k", 7, "k1_init", None),
+    ok: list[series.Record] = [Entry("k", "k_entry"), Pair("k", 6, "k0_init", "k0_exit"), Pair("k", 7, "k1_init", None),
           Pair("k", 8, None, "k2_exit")]
     assert series.boot(ok).notices == () and len(series.boot(ok).steps) == 2
 
 
 def test_the_bind_refuses_a_run_without_exactly_one_entry() -> None:
-    recs = [Pair("a", 0, "a0_init", "a0_exit"), Entry("b", "b1_entry"), Entry("b", "b2_entry"),
+    recs: list[series.Record] = [Pair("a", 0, "a0_init", "a0_exit"), Entry("b", "b1_entry"), Entry("b", "b2_entry"),
             Pair("b", 0, "b0_init", "b0_exit"), Entry("c", "c_entry"), Pair("c", 0, "c0_init", "c0_exit")]
     out = series.boot(recs)
     assert [(n.kind, n.origin, n.why, n.value) for n in out.notices] == [
@@ -164,7 +164,7 @@ def test_the_bind_refuses_a_run_without_exactly_one_entry() -> None:
 
 def test_the_bind_refuses_an_object_split_in_two_runs() -> None:
     e = Entry("a", "a_entry")
-    recs = [e, Pair("a", 0, "a0_init", "a0_exit"), Entry("b", "b_entry"), Pair("b", 0, "b0_init", "b0_exit"),
+    recs: list[series.Record] = [e, Pair("a", 0, "a0_init", "a0_exit"), Entry("b", "b_entry"), Pair("b", 0, "b0_init", "b0_exit"),
             e, Pair("a", 1, "a1_init", "a1_exit")]
     out = series.boot(recs)
     assert [(n.kind, n.why, n.other) for n in out.notices] == [("refused", "split", "a_entry")]
