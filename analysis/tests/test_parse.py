@@ -11,7 +11,7 @@ from analysis.build import build_capture
 from analysis.checks import run_checks
 from analysis.load import load_capture
 from analysis.model import EventName, InputFormat
-from analysis.parse import iter_text_lines, parse_text, ts_to_ns
+from analysis.parse import iter_text_lines, parse_dmesg, parse_text, ts_to_ns
 from analysis.source import TRACE_DAT_MAGIC, InputError, read_input
 from analysis.synth import format_line
 
@@ -339,3 +339,31 @@ def test_initcall_band_with_bad_fields_is_a_problem() -> None:
     cap = build_capture(parse_text(_marks([("initcall_band", "band=fs prio=x")])))
     assert cap.level_names == ()
     assert cap.build_problems
+
+
+def test_the_series_boot_messages_are_notices() -> None:
+    # init/main.c initexit_run_object() and kernel/initexit.c
+    # initexit_bind_objects(), as the stage-b kernel prints them.
+    text = (
+        "[    0.1] initexit: lib/k: tik1_init has no exit and runs before tik2_init: nothing could undo it: none runs\n"
+        "[    0.1] initexit: lib/c: module_init_exit(600, c_init, c_exit) is outside the band [0, 500) of its "
+        "entry c_entry: none runs\n"
+        "[    0.1] initexit: lib/b: 2 entries for its pairs, not 1: none runs\n"
+        "[    0.1] initexit: lib/d: the pairs of entry d_entry are not linked together: none runs\n"
+        "[    0.1] initexit: ordered 26 built-in pairs in 683084 ns\n"
+        "[    0.2] initexit: lib/u: tiu2_init (prio 200) failed with -202, unwinding lib/u\n"
+        "[    0.2] initexit: lib/v: v0_init (prio 0) failed with -12, nothing to unwind\n"
+        "[    0.2] initexit: lib/u: skipping tiu3_init (prio 300) after an earlier failure\n"
+        "[    0.2] initexit: lib/o: tio_blacklist_me_init (prio 100) blacklisted, not run\n")
+    got = [(n.kind, n.origin, n.func, n.prio, n.value, n.other, n.why) for n in parse_dmesg(text).notices]
+    assert got == [
+        ("refused", "lib/k", "tik1_init", None, None, "tik2_init", "undoable"),
+        ("refused", "lib/c", "c_init", 600, None, "c_entry", "band"),
+        ("refused", "lib/b", "", None, 2, "", "entries"),
+        ("refused", "lib/d", "d_entry", None, None, "", "split"),
+        ("ordered", "", "", None, 26, "", ""),
+        ("failed", "lib/u", "tiu2_init", 200, -202, "", "unwinding"),
+        ("failed", "lib/v", "v0_init", 0, -12, "", "nothing"),
+        ("skipped", "lib/u", "tiu3_init", 300, None, "", ""),
+        ("blacklisted", "lib/o", "tio_blacklist_me_init", 100, None, "", ""),
+    ]
