@@ -380,7 +380,7 @@ def boot_plan(blacklisted: frozenset[str] = frozenset(), fail_at: int = 2,
 
 
 def _render(name: str, fields: dict[str, str]) -> str:
-    """``init_finish idx=2 prio=-5000 func=tio_core_init ret=0``."""
+    """``init_finish idx=2 prio=0 func=tio_dev_b_init ret=0``."""
     rest = " ".join(f"{k}={v}" for k, v in fields.items() if k not in ("path", "origin", "duration_ns"))
     return f"{name[len('initexit_'):]} {rest}"
 
