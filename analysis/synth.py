@@ -3,7 +3,7 @@
 Used to make the test fixtures named ``synthetic-*`` and the bench's large
 trace.  What the kernel does with a table of pairs (order, exits, skips, refusal)
 is analysis/series.py's reference model; this file writes its steps as
-events, the built-in ones interleaved with the initcall bands.
+events, the built-in ones nested in their objects' entries among the initcalls of the bands.
 
 Line format (trace-cmd 3.1.6 tracecmd/trace-read.c, libtraceevent 1.7)::
 

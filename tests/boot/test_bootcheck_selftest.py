@@ -469,6 +469,31 @@ def test_pair_check_catches_unreported_skip() -> None:
     assert any(p.startswith("dmesg reports pairs not run") for p in problems), problems
 
 
+def test_pair_check_catches_an_unreported_refusal() -> None:
+    # The kernel refused test_initexit_keep without saying so (or did not
+    # refuse it and its pairs vanished): its three pairs are unaccounted for.
+    dmesg = drop_lines(text("patched-dmesg.txt"), r"initexit: lib/test_initexit_keep: tik1_init has no exit")
+    problems = bootcheck.check_builtin_pairs(evs(text(PATCHED)), dmesg)
+    assert any("the trace shows 20, dmesg reports 3 skipped and 0 in refused objects" in p for p in problems), problems
+    assert any(p.startswith("dmesg reports objects refused: []") for p in problems), problems
+
+
+def test_pair_check_catches_a_wrong_failure_message() -> None:
+    dmesg = text("patched-dmesg.txt").replace(
+        "tia3_init (prio 4) failed with -303, unwinding lib/test_initexit_adjacent",
+        "tia3_init (prio 4) failed with -303, nothing to unwind")
+    problems = bootcheck.check_builtin_pairs(evs(text(PATCHED)), dmesg)
+    assert len(problems) == 1 and problems[0].startswith("dmesg reports failures:"), problems
+    assert "-303 nothing" in problems[0] and "-303 unwinding" in problems[0], problems
+
+
+def test_pair_check_ignores_the_kunit_suites_refusals() -> None:
+    # The KUnit bind test's own tables (origins b, c, d, f, g) are refused
+    # too: they are not the test objects'.
+    assert "initexit: b: 0 entries for its pairs, not 1: none runs" in text("patched-dmesg.txt")
+    assert bootcheck.check_builtin_pairs(evs(text(PATCHED)), text("patched-dmesg.txt")) == []
+
+
 def test_pair_check_catches_unknown_pair() -> None:
     # A 27th built-in pair ran (and the kernel counted it).
     report = text(PATCHED)
