@@ -9,7 +9,7 @@ silently: SKIP carries a note saying why.
 from __future__ import annotations
 
 from collections import deque
-from typing import Callable, Iterable, Mapping, Optional, Sequence
+from typing import Callable, Iterable, Mapping, Optional
 
 from analysis.build import PAIRING_CHECK
 from analysis.declared import RUN_ORDER, Declared, DeclaredMatch, level_of, longest_ascending
@@ -46,7 +46,11 @@ _BOOT = CallPath.BOOT
 CHECKS: tuple[tuple[str, str], ...] = (
     ("trace-complete", "no lost events, unreadable lines or unknown initexit events"),
     (PAIRING_CHECK, "every start has its finish and every finish its start"),
-    ("boot-priority-order", "boot initcalls and pairs run in non-decreasing priority"),
+    ("boot-priority-order", "boot initcalls (classic ones and built-in objects' entries) run in non-decreasing "
+                            "band order"),
+    ("boot-pairs-in-entry", "each built-in object's pairs run nested in one initcall, its entry, in ascending "
+                            "priority inside the entry's band; a failure's unwind stays in it and the entry "
+                            "returns the failure's error"),
     ("levels-agree-with-priorities",
      "initcall levels come in order and each pair runs inside its level's priority window"),
     ("inits-ascending", "per module load and built-in object, inits run in ascending order, once each"),
@@ -110,23 +114,44 @@ def check_pairing(cap: Capture) -> CheckResult:
     return _result(PAIRING_CHECK, cap.build_problems, applicable=cap.n_spans > 0)
 
 
-def _boot_items(cap: Capture) -> list[tuple[Span, tuple[int, int], tuple[int, int]]]:
-    """Boot calls with the interval of sort keys they may have.
+def _boot_nesting(cap: Capture) -> list[tuple[Span, Optional[Span]]]:
+    """Every boot span, in start order, with the outermost boot call it ran
+    inside on its task (None: a call of do_initcalls() itself).  A pair
+    init's own initcall_start/finish is its ``inner``, not a span here, so
+    in a trace a built-in pair's outer call is its object's entry; in dmesg
+    the pairs' calling/returned lines are spans nested in the entry's."""
+    moved = cap.parsed.moved  # the order tied events ran in (parse.py)
 
-    A key is (priority, 0) for a classic initcall and (priority, 1) for a
-    pair: at equal priority a band's classic initcalls run first.
-    """
-    items = []
-    for s in cap.spans:
-        if s.path is not _BOOT:
+    def pos(ev: Event) -> int:
+        return moved.get(ev.line, ev.line)
+
+    spans = sorted((s for s in cap.spans if s.path is _BOOT), key=lambda s: pos(s.start))
+    open_by_pid: dict[int, list[Span]] = {}
+    out: list[tuple[Span, Optional[Span]]] = []
+    for s in spans:
+        st = open_by_pid.setdefault(s.start.pid, [])
+        while st and (f := st[-1].finish) is not None and pos(f) < pos(s.start):
+            st.pop()
+        out.append((s, st[0] if st else None))
+        if s.finish is not None:  # a call the capture never saw finish encloses nothing known
+            st.append(s)
+    return out
+
+
+def _boot_items(cap: Capture, nesting: list[tuple[Span, Optional[Span]]]
+                ) -> list[tuple[Span, tuple[int, ...], tuple[int, ...]]]:
+    """The calls of do_initcalls() itself (classic initcalls and entries,
+    not what runs inside them) with the interval of band priorities each
+    may have: its printed prio= (dmesg), else its band's (the band event in
+    force), else its level's bands."""
+    items: list[tuple[Span, tuple[int, ...], tuple[int, ...]]] = []
+    for s, outer in nesting:
+        if outer is not None or s.kind is not _INITCALL:
             continue
-        if s.kind is _PAIR_INIT and s.prio is not None:
-            items.append((s, (s.prio, 1), (s.prio, 1)))
-        elif s.kind is _INITCALL:
-            if s.prio is not None:
-                items.append((s, (s.prio, 0), (s.prio, 0)))
-            elif (bands := band_prios(s.level, cap.levels_by_band)) is not None:
-                items.append((s, (bands[0], 0), (bands[-1], 0)))
+        if s.prio is not None:
+            items.append((s, (s.prio,), (s.prio,)))
+        elif (bands := band_prios(s.level, cap.levels_by_band)) is not None:
+            items.append((s, (bands[0],), (bands[-1],)))
     return items
 
 
@@ -142,13 +167,16 @@ def _describe_prio(s: Span, by_band: bool) -> str:
 
 
 def check_boot_priority_order(cap: Capture) -> CheckResult:
-    """Greedy feasibility: give each call the lowest key its interval allows
-    that is not below the previous call's; a call whose interval lies wholly
-    below that is out of order."""
+    """The calls do_initcalls() makes, classic initcalls and entries alike,
+    come in non-decreasing band order (a built-in object's pairs run inside
+    its entry and are checked by boot-pairs-in-entry).  Greedy feasibility:
+    give each call the lowest band its interval allows that is not below
+    the previous call's; a call whose interval lies wholly below that is
+    out of order."""
     name = "boot-priority-order"
-    items = _boot_items(cap)
+    items = _boot_items(cap, _boot_nesting(cap))
     findings = []
-    cur: Optional[tuple[int, int]] = None
+    cur: Optional[tuple[int, ...]] = None
     setter: Optional[Span] = None
     for span, low, high in items:
         if cur is None or low > cur:
@@ -164,8 +192,100 @@ def check_boot_priority_order(cap: Capture) -> CheckResult:
             ))
             # Resynchronise on the late call so one misplaced call is one finding.
             cur, setter = low, span
-    note = "" if items else "no boot initcalls or pairs with a known priority or level"
+    note = "" if items else "no boot initcalls with a known priority or level"
     return _result(name, findings, applicable=bool(items), note=note)
+
+
+def _entry_band(entry: Span, by_band: bool) -> Optional[tuple[str, int, Optional[int]]]:
+    """The band an entry ran in, with its window [lo, hi): its printed
+    prio= (dmesg), else the band event in force (a capture with one per
+    band); None when the capture cannot tell."""
+    band: Optional[str] = None
+    if entry.prio is not None:
+        band = next((b for b in BAND_NAMES if BANDS[b] == entry.prio), None)
+    elif by_band and entry.level in BANDS:
+        band = entry.level
+    if band is None:
+        return None
+    lo, hi = level_window(band, True)
+    assert lo is not None
+    return band, lo, hi
+
+
+def check_boot_pairs_in_entry(cap: Capture) -> CheckResult:
+    """A built-in object runs at its entry (module_init_exit_entry()): every
+    boot pair call (init, and the exits of a failure's unwind) runs inside
+    one initcall of do_initcalls(), the same one for all pairs of an origin,
+    which runs no other object's pairs and no classic initcall of its own
+    (trace); the inits inside it come in ascending priority, each in the
+    entry's band [lo, hi); when one fails, the entry returns its error, and
+    in a trace an entry whose inits all succeeded returns 0.  In dmesg the
+    pair inits are the calls nested in the entry (their lines carry the
+    pair's prio= and KBUILD_MODNAME, which two objects may share, so "one
+    object, one entry" is checked on traces only, whose origin is the
+    object's path); a blacklisted init prints no line there, so only the
+    first rule on failures is checked."""
+    name = "boot-pairs-in-entry"
+    nesting = _boot_nesting(cap)
+    dmesg = cap.parsed.fmt is InputFormat.DMESG
+    findings: list[Finding] = []
+    entry_of: dict[str, Span] = {}
+    inside: dict[int, list[Span]] = {}  # entry start line -> its pair calls
+    entries: dict[int, Span] = {}
+    for s, outer in nesting:
+        pair = s.kind is not _INITCALL or (dmesg and outer is not None)
+        if not pair:
+            if outer is not None:
+                findings.append(Finding(name, f"{s.label()} ran inside {outer.label()}: an entry runs "
+                                              f"only its object's pairs", _q(outer)[:1] + _q(s)[:1]))
+            continue
+        if outer is None:
+            if s.finish is None:
+                continue  # the capture ends (or breaks) inside it: start-finish-paired says so
+            findings.append(Finding(name, f"{s.label()} ran outside any initcall: a built-in pair runs at "
+                                          f"its object's entry", _q(s)[:1]))
+            continue
+        first = entry_of.setdefault(s.origin, outer)
+        if first is not outer and not dmesg:
+            findings.append(Finding(name, f"{s.label()} ran inside {outer.label()}, but {s.origin}'s "
+                                          f"earlier pairs ran inside {first.label()}: one object, one entry",
+                                    _q(first)[:1] + _q(outer)[:1] + _q(s)[:1]))
+        entries[outer.start.line] = outer
+        inside.setdefault(outer.start.line, []).append(s)
+    for line, calls in inside.items():
+        entry = entries[line]
+        origins = sorted({s.origin for s in calls})
+        if len(origins) > 1 and not dmesg:
+            findings.append(Finding(name, f"{entry.label()} ran the pairs of {len(origins)} objects: "
+                                          f"{', '.join(origins)}", _q(entry)[:1]))
+        inits = [s for s in calls if s.kind is _PAIR_INIT or (dmesg and s.kind is _INITCALL)]
+        band = _entry_band(entry, cap.levels_by_band)
+        prev: Optional[Span] = None
+        for s in inits:
+            if s.prio is None:
+                continue
+            if prev is not None and prev.prio is not None and s.prio < prev.prio:
+                findings.append(Finding(name, f"{s.label()} ran after {prev.label()} inside {entry.label()}",
+                                        _q(prev)[:1] + _q(s)[:1]))
+            if band is not None and not (band[1] <= s.prio and (band[2] is None or s.prio < band[2])):
+                hi = "+inf" if band[2] is None else str(band[2])
+                findings.append(Finding(name, f"{s.label()} ran inside {entry.label()} of band {band[0]}, "
+                                              f"whose window is [{band[1]}, {hi})",
+                                        _q(entry)[:1] + _q(s)[:1]))
+            prev = s
+        failed = next((s for s in inits if s.ret is not None and s.ret < 0), None)
+        if entry.ret is None:
+            continue
+        if failed is not None and entry.ret != failed.ret:
+            findings.append(Finding(name, f"{entry.label()} returned {entry.ret}, but {failed.label()} "
+                                          f"inside it failed with {failed.ret}",
+                                    _q(failed)[1:2] + _q(entry)[1:2]))
+        elif failed is None and not dmesg and inits and entry.ret != 0:
+            findings.append(Finding(name, f"{entry.label()} returned {entry.ret}, but every init inside it "
+                                          f"succeeded", _q(entry)[1:2]))
+    applicable = bool(inside) or any(s.kind is not _INITCALL for s, _o in nesting)
+    note = "" if applicable else "no built-in pairs in the capture"
+    return _result(name, findings, applicable=applicable, note=note)
 
 
 def check_levels(cap: Capture) -> CheckResult:
@@ -315,34 +435,8 @@ def _unit_no_init_after_failure(u: Unit, known: Known, pos: Position) -> tuple[l
     return findings, True
 
 
-def _foreign_between(u: Unit, f: Span, boot_spans: Sequence[Span], pos: Position) -> Optional[Span]:
-    """At boot, the first call of anything else (a classic initcall, another
-    object's pair init) that started on ``f``'s task between the first init
-    of ``u`` and the failed ``f``; None when there was none, or ``u`` is not
-    a built-in object.  The series unwinds a built-in object only then: its
-    exits would otherwise undo what other code may already use."""
-    if u.path is not _BOOT or not u.inits or u.inits[0] is f:
-        return None
-    lo, hi, pid = pos(u.inits[0].start), pos(f.start), f.start.pid
-    between = [s for s in boot_spans
-               if s.kind is not _PAIR_EXIT and s.start.pid == pid and lo < pos(s.start) < hi
-               and not (s.kind is _PAIR_INIT and s.origin == u.origin)]
-    return min(between, key=lambda s: pos(s.start)) if between else None
-
-
-def _exitless_before(u: Unit, f: Span, pos: Position) -> Optional[Span]:
-    """At boot, the first init of ``u`` that succeeded before ``f`` and says
-    ``has_exit=0``: the series does not unwind such an object (a module
-    like it is refused at load), so no exit may run."""
-    if u.path is not _BOOT:
-        return None
-    return next((s for s in u.inits if s.has_exit == 0 and s.ret is not None and s.ret >= 0
-                 and pos(s.start) < pos(f.start)), None)
-
-
 def _unit_unwind_after_failure(u: Unit, known: Known, pos: Position,
-                               unchecked: "Unchecked",
-                               boot_spans: Sequence[Span] = ()) -> tuple[list[Finding], bool]:
+                               unchecked: "Unchecked") -> tuple[list[Finding], bool]:
     name = "unwind-after-failure"
     findings = []
     f = _first_failure(u)
@@ -361,28 +455,6 @@ def _unit_unwind_after_failure(u: Unit, known: Known, pos: Position,
     succeeded = _succeeded_before(u, f.idx, known)
     after = pos(f.start)
     actual = [e for e in u.exits if pos(e.start) > after]
-    kept = _exitless_before(u, f, pos)
-    if kept is not None:
-        if actual:
-            findings.append(Finding(
-                name,
-                f"{u.name()}: after #{f.idx} {f.func} failed with {f.ret}, exits ran "
-                f"{_idx_list(actual)} although #{kept.idx} {kept.func} succeeded before it and has "
-                f"no exit: a built-in object with an init nothing can undo is not unwound",
-                _q(kept)[:1] + _q(f)[1:2]))
-        return findings, True
-    other = _foreign_between(u, f, boot_spans, pos)
-    if other is not None:
-        # Not unwound (the kernel says so in dmesg): no exit may run.
-        if actual:
-            findings.append(Finding(
-                name,
-                f"{u.name()}: after #{f.idx} {f.func} failed with {f.ret}, exits ran "
-                f"{_idx_list(actual)} although {other.func} ran since #{u.inits[0].idx} "
-                f"{u.inits[0].func}: a built-in object is unwound only when nothing else ran "
-                f"between its first init and the failure",
-                _q(u.inits[0])[:1] + (other.start.quote(),) + _q(f)[1:2]))
-        return findings, True
     # Succeeded inits before a failure whose pair shows no exit anywhere:
     # the trace cannot tell "has no exit" from "its exit was not unwound".
     blind = [f"#{i} {succeeded[i]}" for i in sorted(succeeded) if _exit_state(known, u, i) is None]
@@ -623,7 +695,7 @@ class CheckPass:
         results = (
             _unit_inits_ascending(u, known, pos),
             _unit_no_init_after_failure(u, known, pos),
-            _unit_unwind_after_failure(u, known, pos, self.unchecked, self.spans),
+            _unit_unwind_after_failure(u, known, pos, self.unchecked),
             _unit_unload_reverse(u, known, pos),
             _unit_exit_exactly_once(u, known, pos),
         )
@@ -815,8 +887,8 @@ def check_declared_pairs(cap: Capture) -> CheckResult:
     """The series' built-in pair table, bounded in the map: each boot pair
     event's idx is below the table's size (a position past it is a pair the
     kernel did not declare, or another kernel's map), and the note says how
-    many declared pairs ran nothing (exit-only pairs, and pairs skipped or
-    blacklisted: dmesg names them)."""
+    many records ran nothing (each object's entry record, exit-only pairs,
+    and pairs skipped or of a refused object: dmesg names them)."""
     name = "declared-pairs"
     d, skip = _declared(cap, name)
     if d is None:
@@ -849,8 +921,9 @@ def check_declared_pairs(cap: Capture) -> CheckResult:
     silent = [i for i in range(table.count) if i not in seen]
     shown = ", ".join(str(i) for i in silent[:20]) + (" ..." if len(silent) > 20 else "")
     note = (f"{truth}: {table.count - len(silent)} ran an init or exit at boot"
-            + (f"; {len(silent)} ran nothing (positions {shown}): exit-only pairs, and pairs skipped "
-               "after a failure or blacklisted (dmesg names them)" if silent else ""))
+            + (f"; {len(silent)} ran nothing (positions {shown}): the objects' entry records, exit-only "
+               "pairs, and pairs skipped after a failure or of an object the kernel refused (dmesg names "
+               "them)" if silent else ""))
     return _result(name, findings, note=note)
 
 
@@ -858,6 +931,7 @@ _CAPTURE_CHECKS: dict[str, Callable[[Capture], CheckResult]] = {
     "trace-complete": check_trace_complete,
     PAIRING_CHECK: check_pairing,
     "boot-priority-order": check_boot_priority_order,
+    "boot-pairs-in-entry": check_boot_pairs_in_entry,
     "levels-agree-with-priorities": check_levels,
     "declared-level": check_declared_level,
     "declared-link-order": check_declared_link_order,

@@ -116,7 +116,7 @@ class PairTable:
 
     def describe(self, source: str) -> str:
         size = f", {self.entry_size} bytes each" if self.count else ""
-        return (f"{self.count} built-in pair(s) between __start___initexit_pairs and "
+        return (f"{self.count} built-in pair table record(s) (pairs and entries) between __start___initexit_pairs and "
                 f"__stop___initexit_pairs (line {self.start_line} of {os.path.basename(source)}{size})")
 
 

@@ -204,20 +204,29 @@ DMESG_INITEXIT_RE = re.compile(
     r"initexit: (?:ordered (?P<ordered>\d+) built-in pairs in (?P<ns>\d+) ns"
     r"|(?P<origin>\S+): (?:skipping (?P<skipped>\S+) \(prio (?P<sprio>-?\d+)\) after an earlier failure"
     r"|(?P<blacklisted>\S+) \(prio (?P<bprio>-?\d+)\) blacklisted, not run"
-    r"|(?P<failed>\S+) \(prio (?P<fprio>-?\d+)\) failed with (?P<error>-?\d+)"
-    r"(?:, not unwinding \S+: (?P<other>\S+) (?P<why>ran since its first init|has no exit))?(?P<ftail>.*)))\s*$"
+    r"|(?P<failed>\S+) \(prio (?P<fprio>-?\d+)\) failed with (?P<error>-?\d+)(?P<ftail>.*)"
+    r"|(?P<noexit>\S+) has no exit and runs before (?P<later>\S+): nothing could undo it: none runs"
+    r"|module_init_exit\((?P<oprio>-?\d+), (?P<oinit>\S+), (?P<oexit>\S+)\) is outside the band "
+    r"\[(?P<lo>-?\d+), (?P<hi>-?\d+)\) of its entry (?P<oentry>\S+): none runs"
+    r"|(?P<entries>\d+) entries for its pairs, not 1: none runs"
+    r"|the pairs of entry (?P<split>\S+) are not linked together: none runs"
+    r"))\s*$"
 )
-"""The series' own kernel messages about built-in pairs (kernel/initexit.c),
-matched after analysis/kernel_log.py took the line's envelope off.
+"""The series' own kernel messages about built-in objects (init/main.c
+initexit_run_object(), kernel/initexit.c initexit_bind_objects()), matched
+after analysis/kernel_log.py took the line's envelope off.
 
 Examples (with dmesg's envelope)::
 
-    [    0.296657] initexit: ordered 18 built-in pairs in 377234 ns
-    [    1.202441] initexit: lib/test_initexit_adjacent: tia3_init (prio 4) failed with -303, unwinding lib/test_initexit_adjacent
-    [    1.202441] initexit: lib/test_initexit_unwind: tiu2_init (prio 10) failed with -202, not unwinding lib/test_initexit_unwind: nmi_warning_debugfs ran since its first init
-    [    1.202441] initexit: lib/test_initexit_keep: tik2_init (prio 8) failed with -308, not unwinding lib/test_initexit_keep: tik1_init has no exit
-    [    1.202600] initexit: lib/test_initexit_unwind: skipping tiu4_init (prio 1100) after an earlier failure
-    [    1.100000] initexit: lib/test_initexit_order: tio_blacklist_me_init (prio 100) blacklisted, not run
+    [    0.409026] initexit: ordered 26 built-in pairs in 683084 ns
+    [    0.556401] initexit: lib/test_initexit_unwind: tiu2_init (prio 200) failed with -202, unwinding lib/test_initexit_unwind
+    [    0.556401] initexit: lib/x: x0_init (prio 0) failed with -12, nothing to unwind
+    [    0.557308] initexit: lib/test_initexit_unwind: skipping tiu3_init (prio 300) after an earlier failure
+    [    0.560386] initexit: lib/test_initexit_order: tio_blacklist_me_init (prio 100) blacklisted, not run
+    [    0.408779] initexit: lib/test_initexit_keep: tik1_init has no exit and runs before tik2_init: nothing could undo it: none runs
+    [    0.408779] initexit: lib/x: module_init_exit(600, x_init, x_exit) is outside the band [0, 500) of its entry x_entry: none runs
+    [    0.408779] initexit: lib/x: 0 entries for its pairs, not 1: none runs
+    [    0.408779] initexit: lib/x: the pairs of entry x_entry are not linked together: none runs
 """
 
 DMESG_RUN_INIT_RE = re.compile(r"Run (\S+) as init process")

@@ -228,15 +228,18 @@ class Event(NamedTuple):
 
 
 class KernelNotice(NamedTuple):
-    """One of the series' kernel messages about built-in pairs in dmesg
+    """One of the series' kernel messages about built-in objects in dmesg
     (grammar.DMESG_INITEXIT_RE), or the boot handing over to init.
 
     ``kind``: ``ordered`` (``value`` pairs in ``ns``), ``skipped`` (after an
-    earlier failure), ``blacklisted``, ``failed`` (``value`` is the error)
-    (unwound, or nothing to unwind), ``not-unwound`` (failed, and ``other``
-    ran since the object's first pair, ``why`` ``ran``, or is an init that
-    succeeded and has no exit, ``why`` ``no-exit``: nothing was unwound),
-    ``run-init`` (``func`` is the init program)."""
+    earlier failure), ``blacklisted``, ``failed`` (``value`` is the error;
+    ``why`` ``unwinding`` or ``nothing``: "nothing to unwind"), ``refused``
+    (the bind refused the object, none of its pairs runs; ``why``
+    ``undoable``: ``func`` has no exit and runs before ``other``; ``band``:
+    ``func`` (prio ``prio``) is outside the band of the entry ``other``;
+    ``entries``: the run has ``value`` entries, not one; ``split``: the
+    pairs of the entry ``func`` are not linked together), ``run-init``
+    (``func`` is the init program)."""
 
     line: int
     kind: str

@@ -313,10 +313,19 @@ def _notice(lineno: int, msg: str, raw: str) -> Optional[KernelNotice]:
         return KernelNotice(lineno, "skipped", g["origin"], g["skipped"], int(g["sprio"]), text=text)
     if g["blacklisted"] is not None:
         return KernelNotice(lineno, "blacklisted", g["origin"], g["blacklisted"], int(g["bprio"]), text=text)
-    if g["other"] is not None:
-        return KernelNotice(lineno, "not-unwound", g["origin"], g["failed"], int(g["fprio"]), int(g["error"]),
-                            text=text, other=g["other"], why="ran" if g["why"].startswith("ran") else "no-exit")
-    return KernelNotice(lineno, "failed", g["origin"], g["failed"], int(g["fprio"]), int(g["error"]), text=text)
+    if g["noexit"] is not None:
+        return KernelNotice(lineno, "refused", g["origin"], g["noexit"], text=text, other=g["later"], why="undoable")
+    if g["oinit"] is not None:
+        return KernelNotice(lineno, "refused", g["origin"], g["oinit"], int(g["oprio"]), text=text,
+                            other=g["oentry"], why="band")
+    if g["entries"] is not None:
+        return KernelNotice(lineno, "refused", g["origin"], value=int(g["entries"]), text=text, why="entries")
+    if g["split"] is not None:
+        return KernelNotice(lineno, "refused", g["origin"], g["split"], text=text, why="split")
+    tail = g["ftail"] or ""
+    why = "unwinding" if tail.startswith(", unwinding") else "nothing" if "nothing to unwind" in tail else ""
+    return KernelNotice(lineno, "failed", g["origin"], g["failed"], int(g["fprio"]), int(g["error"]), text=text,
+                        why=why)
 
 
 def parse_dmesg(text: str, source: str = "<text>") -> ParsedInput:

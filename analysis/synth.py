@@ -3,7 +3,7 @@
 Used to make the test fixtures named ``synthetic-*`` and the bench's large
 trace.  What the kernel does with a table of pairs (order, exits, skips, refusal)
 is analysis/series.py's reference model; this file writes its steps as
-events, the built-in ones interleaved with the initcall bands.
+events, the built-in ones nested in their objects' entries among the initcalls of the bands.
 
 Line format (trace-cmd 3.1.6 tracecmd/trace-read.c, libtraceevent 1.7)::
 
@@ -13,14 +13,15 @@ Line format (trace-cmd 3.1.6 tracecmd/trace-read.c, libtraceevent 1.7)::
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Optional
+from dataclasses import dataclass, field, replace
+from typing import Iterator, Mapping, Optional, Sequence
 
 from analysis import series
 from analysis.model import BAND_NAMES, BANDS, LEVELS
 
-#: (band name, priority, whether it starts a level): stock fires
-#: initcall_level at each level, the series at every band.
+#: (band name, priority, whether it starts a level): initcall_level fires
+#: at each level (stock and the series), the series' initcall_band at every
+#: band.
 BAND_WALK: tuple[tuple[str, int, bool], ...] = tuple(
     (name, BANDS[name], name in LEVELS) for name in BAND_NAMES
 )
@@ -77,6 +78,9 @@ class TraceWriter:
     def level(self, task: Task, level: str) -> None:
         self.emit(task, "initcall_level", f"level={level}")
 
+    def band(self, task: Task, band: str, prio: int) -> None:
+        self.emit(task, "initcall_band", f"band={band} prio={prio}")
+
     def initcall(self, task: Task, func: str, ret: int = 0, dur_ns: int = 10_000) -> None:
         self.emit(task, "initcall_start", f"func={func}+0x0")
         self.emit(task, "initcall_finish", f"func={func}+0x0 ret={ret}", dur_ns)
@@ -88,7 +92,9 @@ class TraceWriter:
         return f"path={path} origin={origin} idx={idx} prio={prio} func={func}"
 
     def pair_init(self, task: Task, path: str, idx: int, p: Pair,
-                  initcall_func: Optional[str] = None) -> None:
+                  initcall_func: Optional[str] = None, refused: bool = False) -> None:
+        """A pair's init; ``refused``: do_one_initcall() refused it
+        (initcall_blacklist=), so no initcall_start/finish nests in it."""
         assert p.init is not None
         head = self._head(path, p.origin, idx, p.prio, p.init)
         start = self.ts_ns + 500
@@ -97,8 +103,9 @@ class TraceWriter:
         # do_one_initcall's events nest inside; a module's init symbols are
         # gone from kallsyms at extract time, so %pS shows an address.
         shown = initcall_func or f"{p.init}+0x0"
-        self.emit(task, "initcall_start", f"func={shown}", 300)
-        self.emit(task, "initcall_finish", f"func={shown} ret={p.ret}", p.init_ns)
+        if not refused:
+            self.emit(task, "initcall_start", f"func={shown}", 300)
+            self.emit(task, "initcall_finish", f"func={shown} ret={p.ret}", p.init_ns)
         self.emit(task, "initexit_init_finish",
                   f"{head} ret={p.ret} duration_ns={self.ts_ns + 300 - start}", 300)
 
@@ -118,50 +125,53 @@ class TraceWriter:
                   f"failed_prio={failed.prio} failed_func={failed.init} error={failed.ret}", 200)
 
 
-def _write_steps(w: TraceWriter, task: Task, path: str, out: series.Outcome, steps: Iterable[series.Step]) -> None:
-    """The events of the model's steps (analysis/series.py)."""
+def _write_steps(w: TraceWriter, task: Task, path: str, steps: Sequence[series.Step]) -> None:
+    """The events of the model's steps (analysis/series.py); an unwind names
+    the failed init as it ran (a blacklisted one "returns" -EPERM)."""
+    failed = {s.idx: s.pair for s in steps if s.kind == "init" and s.pair.ret < 0}
     for st in steps:
         p = st.pair
         assert isinstance(p, Pair)
         if st.kind == "init":
-            w.pair_init(task, path, st.idx, p)
+            w.pair_init(task, path, st.idx, p, refused=st.blacklisted)
             continue
         if st.reason == "unwind":
             assert st.failed is not None
-            failed = out.table[st.failed]
-            assert isinstance(failed, Pair)
-            w.unwind(task, path, st.idx, p, st.failed, failed)
+            f = failed[st.failed]
+            assert isinstance(f, Pair)
+            w.unwind(task, path, st.idx, p, st.failed, f)
         assert st.reason is not None
         w.pair_exit(task, path, st.idx, p, st.reason)
 
 
-def simulate_boot(w: TraceWriter, plain: dict[str, list[str]], pairs: list[Pair],
-                  task: Optional[Task] = None, by_band: bool = True) -> None:
-    """A boot: ``plain`` maps band name to its classic initcalls; ``pairs``
-    are built-in pairs in link order.  ``by_band``: initcall_level at every
-    band as the series fires it, else at each level as stock does."""
+def simulate_boot(w: TraceWriter, plain: Mapping[str, Sequence[str]], records: Sequence[series.Record],
+                  task: Optional[Task] = None, by_band: bool = True,
+                  blacklisted: frozenset[str] = frozenset()) -> series.BootOutcome:
+    """A boot: ``plain`` maps band name to its initcalls in order (an
+    entry's name where it runs, analysis/series.py boot()); ``records`` are
+    the built-in pairs and entries in link order.  initcall_level fires at
+    each level as in stock; ``by_band``: initcall_band at every band too,
+    as the series fires it.  Returns the model's outcome."""
     boot_task = task or Task("swapper", 1, 0)
-    out = series.boot(pairs, classic=plain)
-    table = out.table
-    nxt = 0
-
-    def below(limit: int) -> None:
-        nonlocal nxt
-        while nxt < len(table) and table[nxt].prio < limit:
-            _write_steps(w, boot_task, "boot", out, out.steps_at(nxt))
-            nxt += 1
-
+    out = series.boot(records, blacklisted, plain)
     w.level(boot_task, "early")
     for func in plain.get("early", []):
         w.initcall(boot_task, func)
     for band, prio, is_level in BAND_WALK:
-        below(prio)
-        if by_band or is_level:
+        if is_level:
             w.level(boot_task, band)
-        for func in plain.get(band, []):
-            w.initcall(boot_task, func)
-        below(prio + 1)
-    below(1 << 40)
+        if by_band:
+            w.band(boot_task, band, prio)
+        for call in [c for c in out.calls if c.band == band]:
+            if call.blacklisted:
+                continue
+            if call.origin is None:
+                w.initcall(boot_task, call.func, call.ret)
+                continue
+            w.emit(boot_task, "initcall_start", f"func={call.func}+0x0")
+            _write_steps(w, boot_task, "boot", call.steps)
+            w.emit(boot_task, "initcall_finish", f"func={call.func}+0x0 ret={call.ret}", 2_000)
+    return out
 
 
 def simulate_module_load(w: TraceWriter, task: Task, name: str, pairs: list[Pair],
@@ -174,7 +184,7 @@ def simulate_module_load(w: TraceWriter, task: Task, name: str, pairs: list[Pair
         return False
     if with_module_events:
         w.emit(task, "module_load", f"{name} OE", 50_000)
-    _write_steps(w, task, "module", out, out.steps)
+    _write_steps(w, task, "module", out.steps)
     if not out.ok and with_module_events:
         w.emit(task, "module_free", name, 20_000)
     return out.ok
@@ -184,7 +194,7 @@ def simulate_module_unload(w: TraceWriter, task: Task, name: str, pairs: list[Pa
                            with_module_events: bool = True) -> None:
     """rmmod: every exit in reverse order, then module_free."""
     out = series.module_unload(pairs)
-    _write_steps(w, task, "module", out, out.steps)
+    _write_steps(w, task, "module", out.steps)
     if with_module_events:
         w.emit(task, "module_free", name, 20_000)
 
@@ -209,34 +219,66 @@ STOCK_PLAIN: dict[str, list[str]] = {
     "late_sync": ["tracer_init_tracefs_sync"],
 }
 
-BOOT_PAIRS: list[Pair] = [
+#: Built-in objects (link order): each entry in its band, its pairs in the
+#: entry's band, declared out of order in places (the entry sorts them).
+BOOT_RECORDS: list[series.Record] = [
+    series.Entry("ie_boot_demo", "bootdemo_entry", "core"),
+    Pair("ie_boot_demo", -4800, "bootdemo_late_init", None),
     Pair("ie_boot_demo", -5000, "bootdemo_core_init", "bootdemo_core_exit"),
-    Pair("ie_boot_demo", -4200, "bootdemo_between_init", None),
-    Pair("ie_boot_demo", 0, "bootdemo_device_init", "bootdemo_device_exit"),
-    Pair("ie_boot_demo", 1000, "bootdemo_late_init", "bootdemo_late_exit"),
+    Pair("ie_boot_demo", -4900, "bootdemo_between_init", "bootdemo_between_exit"),
+    series.Entry("ie_boot_other", "other_entry", "subsys"),
     Pair("ie_boot_other", -2000, "other_subsys_init", "other_subsys_exit"),
-    Pair("ie_boot_other", 2000, "other_after_late_init", None),
+    Pair("ie_boot_other", -1600, "other_after_init", None),
+    series.Entry("ie_boot_dev", "bootdev_entry"),
+    Pair("ie_boot_dev", 0, "bootdev_init", "bootdev_exit"),
+    Pair("ie_boot_dev", 10, None, "bootdev_final_exit"),
+    Pair("ie_boot_dev", 400, "bootdev_last_init", "bootdev_last_exit"),
+    series.Entry("ie_boot_late", "bootlate_entry", "late"),
+    Pair("ie_boot_late", 1000, "bootlate_init", "bootlate_exit"),
 ]
 
-#: ie_boot_unwind's pairs run back to back (nothing else between -900 and
-#: -870; one has an exit only): its failure unwinds.  ie_boot_spread's span
-#: bands, with classic initcalls between: its failure is not unwound, only
-#: its later pair skipped.  ie_boot_keep's run back to back, but one init has
-#: no exit: not unwound either.
-BOOT_UNWIND_PAIRS: list[Pair] = [
-    Pair("ie_boot_spread", -3000, "bspr_arch_init", "bspr_arch_exit"),
-    Pair("ie_boot_unwind", -900, "bunw_fs_init", "bunw_fs_exit"),
-    Pair("ie_boot_unwind", -890, None, "bunw_exitonly_exit"),
-    Pair("ie_boot_unwind", -880, "bunw_fs2_init", "bunw_fs2_exit"),
-    Pair("ie_boot_unwind", -870, "bunw_fail_init", "bunw_fail_exit", ret=-19),
-    Pair("ie_boot_unwind", 1000, "bunw_late_init", "bunw_late_exit"),
-    Pair("ie_boot_spread", 0, "bspr_dev_init", "bspr_dev_exit", ret=-12),
-    Pair("ie_boot_spread", 1100, "bspr_late_init", "bspr_late_exit"),
-    Pair("ie_boot_ok", 500, "bok_init", "bok_exit"),
-    Pair("ie_boot_keep", 600, "bkeep_a_init", "bkeep_a_exit"),
-    Pair("ie_boot_keep", 601, "bkeep_b_init", None),
-    Pair("ie_boot_keep", 602, "bkeep_c_init", "bkeep_c_exit", ret=-5),
+#: The classic initcalls of each band with the entries where they run.
+PATCHED_PLAIN: dict[str, list[str]] = {
+    **STOCK_PLAIN,
+    "core": ["init_cpu_syscore", "bootdemo_entry", "net_inuse_init"],
+    "subsys": ["vdso_setup", "pci_driver_init", "other_entry", "misc_init"],
+    "device": ["virtio_pci_driver_init", "bootdev_entry", "serial8250_init", "virtio_blk_init"],
+    "late": ["clk_disable_unused", "bootlate_entry", "printk_late_init"],
+}
+
+#: ie_boot_unwind: bunw_fail fails, the exit-only pair and the two before
+#: it are unwound at once, the last is skipped.  ie_boot_first: its first
+#: init fails, nothing to unwind.  ie_boot_ok runs after both (the
+#: failures stay in their objects).  ie_boot_keep: an exit-less init before
+#: another: refused at bind, its entry returns -ENOEXEC and runs nothing.
+#: ie_boot_band: a pair outside its entry's band: refused too.
+BOOT_UNWIND_RECORDS: list[series.Record] = [
+    series.Entry("ie_boot_unwind", "bunw_entry", "fs"),
+    Pair("ie_boot_unwind", -1000, "bunw_fs_init", "bunw_fs_exit"),
+    Pair("ie_boot_unwind", -990, None, "bunw_exitonly_exit"),
+    Pair("ie_boot_unwind", -980, "bunw_fs2_init", "bunw_fs2_exit"),
+    Pair("ie_boot_unwind", -970, "bunw_fail_init", "bunw_fail_exit", ret=-19),
+    Pair("ie_boot_unwind", -960, "bunw_late_init", "bunw_late_exit"),
+    series.Entry("ie_boot_first", "bfirst_entry"),
+    Pair("ie_boot_first", 0, "bfirst_init", "bfirst_exit", ret=-12),
+    Pair("ie_boot_first", 100, "bfirst_more_init", "bfirst_more_exit"),
+    series.Entry("ie_boot_ok", "bok_entry"),
+    Pair("ie_boot_ok", 5, "bok_init", "bok_exit"),
+    series.Entry("ie_boot_keep", "bkeep_entry"),
+    Pair("ie_boot_keep", 6, "bkeep_a_init", "bkeep_a_exit"),
+    Pair("ie_boot_keep", 7, "bkeep_b_init", None),
+    Pair("ie_boot_keep", 8, "bkeep_c_init", "bkeep_c_exit", ret=-5),
+    series.Entry("ie_boot_band", "bband_entry", "late"),
+    Pair("ie_boot_band", 1000, "bband_a_init", "bband_a_exit"),
+    Pair("ie_boot_band", 1600, "bband_b_init", "bband_b_exit"),
 ]
+
+BOOT_UNWIND_PLAIN: dict[str, list[str]] = {
+    **STOCK_PLAIN,
+    "fs": ["chr_dev_init", "bunw_entry", "eventpoll_init"],
+    "device": ["virtio_pci_driver_init", "bfirst_entry", "bok_entry", "bkeep_entry", "serial8250_init"],
+    "late": ["clk_disable_unused", "bband_entry", "printk_late_init"],
+}
 
 MODULE_PAIRS: list[Pair] = [
     Pair("ie_demo", -10, "demo_alloc_init", "demo_alloc_exit"),
@@ -249,8 +291,7 @@ MODULE_PAIRS: list[Pair] = [
 
 def failing(pairs: list[Pair], func: str, ret: int) -> list[Pair]:
     """``pairs`` with the init named ``func`` returning ``ret``."""
-    return [Pair(p.origin, p.prio, p.init, p.exit, ret if p.init == func else p.ret,
-                 p.init_ns, p.exit_ns) for p in pairs]
+    return [replace(p, ret=ret) if p.init == func else p for p in pairs]
 
 
 def scenario_stock_boot() -> str:
@@ -261,13 +302,13 @@ def scenario_stock_boot() -> str:
 
 def scenario_patched_boot() -> str:
     w = TraceWriter()
-    simulate_boot(w, STOCK_PLAIN, BOOT_PAIRS)
+    simulate_boot(w, PATCHED_PLAIN, BOOT_RECORDS)
     return w.text()
 
 
 def scenario_boot_unwind() -> str:
     w = TraceWriter()
-    simulate_boot(w, STOCK_PLAIN, BOOT_UNWIND_PAIRS)
+    simulate_boot(w, BOOT_UNWIND_PLAIN, BOOT_UNWIND_RECORDS)
     return w.text()
 
 

@@ -10,9 +10,13 @@ curve of scripts/bench (not part of the series).
 scripts/bench drops these into its own copy of the patched tree, never into
 the managed one: CONFIG_INITEXIT_BENCH_BUILTIN is a test-only option that
 nobody else's kernel has.  Each init adds one to a counter and returns 0;
-each exit does nothing.  The priorities are a fixed pseudo-random spread
-over the fs .. device_sync bands (-999 .. 999, ties once N > 1999), declared
-in an order that is not the sorted one, so the boot's sort does real work.
+each exit does nothing.  The object runs at its entry, bib_entry
+(module_init_exit_entry(): a device initcall), so every priority lies in
+the device band [0, 500) (the kernel refuses an object with a pair outside
+its entry's band): a fixed pseudo-random spread over 0 .. 499 (ties once N
+> 500), declared in an order that is not the sorted one, so the boot's
+sort of the object does real work.  The exits are __pair_exit (init text
+when built in), as the series requires of a built-in object's exits.
 """
 
 from __future__ import annotations
@@ -31,10 +35,15 @@ config INITEXIT_BENCH_BUILTIN
 MAKEFILE = "obj-$(CONFIG_INITEXIT_BENCH_BUILTIN) += initexit_bench_builtin.o\n"
 
 
+#: The device band, where module_init_exit_entry()'s pairs must lie.
+BAND_LO, BAND_HI = 0, 500
+
+
 def prio(i: int) -> int:
-    """A fixed pseudo-random priority in -999 .. 999 (Knuth's multiplicative
-    hash: the golden-ratio sequence, well spread for any prefix)."""
-    return ((i + 1) * 2654435761 % 2**32 >> 16) % 1999 - 999
+    """A fixed pseudo-random priority in the device band, 0 .. 499 (Knuth's
+    multiplicative hash: the golden-ratio sequence, well spread for any
+    prefix)."""
+    return BAND_LO + ((i + 1) * 2654435761 % 2**32 >> 16) % (BAND_HI - BAND_LO)
 
 
 def source(n: int) -> str:
@@ -45,8 +54,9 @@ def source(n: int) -> str:
     for i in range(n):
         out.append(f"static int __init bib_init_{i}(void)\n{{\n"
                    "\tbench_builtin_ran++;\n\treturn 0;\n}\n\n"
-                   f"static void __exit bib_exit_{i}(void)\n{{\n}}\n\n"
+                   f"static void __pair_exit bib_exit_{i}(void)\n{{\n}}\n\n"
                    f"module_init_exit({prio(i)}, bib_init_{i}, bib_exit_{i});\n\n")
+    out.append("module_init_exit_entry(bib_entry);\n")
     return "".join(out)
 
 

@@ -79,31 +79,43 @@ def _move(lines: list[str], block: tuple[int, int], before: int) -> list[str]:
 
 def broken_boot_priority_order() -> str:
     ls = _lines(synth.scenario_patched_boot())
-    plain = _block(ls, r"initcall_start: +func=sched_core_sysctl_init", r"initcall_finish: +func=sched_core")
-    pair_end = _find(ls, r"initexit_init_finish: path=boot origin=ie_boot_demo idx=1 ")
-    # The core_sync initcall now runs after a pair of priority -4200.
-    return "".join(_move(ls, plain, pair_end + 1))
+    band = _find(ls, r"initcall_band: +band=fs_sync ")
+    after = _find(ls, r"initcall_finish: +func=bootdev_entry")
+    # The fs_sync band is walked again after the device entry: the device
+    # band's later calls run as fs_sync calls after a device one.
+    return "".join(_move(ls, (band, band + 1), after + 1))
 
 
 def broken_levels() -> str:
     ls = _lines(synth.scenario_patched_boot())
     lvl = _find(ls, r"level=postcore")
-    pair = _find(ls, r"initexit_init_start: +path=boot origin=ie_boot_demo idx=1 ")
-    # initcall_level postcore fires before the -4200 pair: outside its window.
+    pair = _find(ls, r"initexit_init_start: +path=boot origin=ie_boot_demo .*func=bootdemo_late_init")
+    # initcall_level postcore fires inside bootdemo_entry (core), before its
+    # pair at -4800: the pair is outside postcore's window, and the core
+    # band's later calls run after it (so boot-priority-order fails too).
     return "".join(_move(ls, (lvl, lvl + 1), pair))
 
 
 def broken_levels_by_band() -> str:
     ls = _lines(synth.scenario_patched_boot())
-    plain = _block(ls, r"initcall_start: +func=sched_core_sysctl_init", r"initcall_finish: +func=sched_core")
-    ls = ls[: plain[0]] + ls[plain[1]:]  # core_sync's only classic initcall
-    lvl = _find(ls, r"level=core_sync")
-    end = _find(ls, r"initexit_init_finish: path=boot origin=ie_boot_demo idx=1 ")
-    assert lvl < end
-    # core_sync's event comes after the -4200 pair, which so runs in band core
-    # [-5000, -4500): a per-level capture could not tell (core is [-5000,
-    # -4000)), a per-band one can.
-    return "".join(_move(ls, (lvl, lvl + 1), end + 1))
+    lvl = _find(ls, r"band=core_sync")
+    pair = _find(ls, r"initexit_init_start: +path=boot origin=ie_boot_demo .*func=bootdemo_late_init")
+    # core_sync's event fires before the -4800 pair, which so runs in band
+    # core_sync [-4500, -4000): a per-level capture could not tell (core is
+    # [-5000, -4000)), a per-band one can.
+    return "".join(_move(ls, (lvl, lvl + 1), pair))
+
+
+def broken_boot_pairs_in_entry() -> str:
+    ls = _lines(synth.scenario_patched_boot())
+    start = _find(ls, r"initcall_start: +func=bootdev_entry")
+    last = _block(ls, r"initexit_init_start: .*func=bootdev_last_init", r"initexit_init_finish: .*func=bootdev_last_init")
+    after = _find(ls, r"initcall_finish: +func=serial8250_init")
+    # bootdev's last pair runs after the entry returned and after
+    # serial8250_init: the pairs are not one unit at the entry (the old
+    # series' priority merge ran them so).
+    assert start < last[0]
+    return "".join(_move(ls, last, after + 1))
 
 
 def broken_inits_ascending() -> str:
@@ -244,11 +256,21 @@ def _dmesg(patched: bool, broken: bool = False) -> str:
     order = [(b, f) for b, fs in synth.STOCK_PLAIN.items() if b != "early" for f in fs]
     if broken:
         order[3], order[8] = order[8], order[3]
+    if patched:
+        # A built-in object's entry, its pairs' lines nested in its own.
+        at = order.index(("device", "serial8250_init"))
+        order[at:at] = [("device", "bootdev_entry")]
     for band, func in order:
         prio = BANDS[band]
         tail = f" prio={prio} origin=obj_{band}" if patched else ""
         out.append(f"[    0.{t:06d}] calling  {func}+0x0/0x40 @ 1{tail}\n")
         t += 12
+        if func == "bootdev_entry":
+            for pfunc, pprio in (("bootdev_init", 0), ("bootdev_last_init", 400)):
+                ptail = f" prio={pprio} origin=ie_boot_dev"
+                out.append(f"[    0.{t:06d}] calling  {pfunc}+0x0/0x40 @ 1{ptail}\n")
+                out.append(f"[    0.{t + 5:06d}] initcall {pfunc}+0x0/0x40 returned 0 after 4 usecs{ptail}\n")
+                t += 10
         out.append(f"[    0.{t:06d}] initcall {func}+0x0/0x40 returned 0 after 11 usecs{tail}\n")
         t += 3
     out.append(f"[    0.{t:06d}] calling  demo_init+0x0/0x1000 [ie_demo] @ 112"
@@ -273,9 +295,12 @@ FIXTURES_SPEC: dict[str, tuple[Callable[[], str], dict[str, Any]]] = {
     "dmesg-broken-boot-priority-order": (lambda: _dmesg(True, True),
                                          {"exit": 1, "failed": ["boot-priority-order"]}),
     "broken-boot-priority-order": (broken_boot_priority_order,
-                                   {"exit": 1, "failed": ["boot-priority-order"]}),
+                                   {"exit": 1, "failed": ["boot-priority-order", "levels-agree-with-priorities"]}),
+    "broken-boot-pairs-in-entry": (broken_boot_pairs_in_entry,
+                                   {"exit": 1, "failed": ["boot-pairs-in-entry"]}),
     "broken-levels-agree-with-priorities": (broken_levels,
-                                            {"exit": 1, "failed": ["levels-agree-with-priorities"]}),
+                                            {"exit": 1, "failed": ["boot-priority-order",
+                                                                   "levels-agree-with-priorities"]}),
     "broken-levels-by-band": (broken_levels_by_band,
                               {"exit": 1, "failed": ["levels-agree-with-priorities"]}),
     "broken-inits-ascending": (broken_inits_ascending, {"exit": 1, "failed": ["inits-ascending"]}),

@@ -64,7 +64,7 @@ def test_system_map_and_kallsyms_agree() -> None:
     assert [(d.func, d.band) for d in a.entries] == [(d.func, d.band) for d in b.entries]
     # Every __initcall__kmod_ line of the trimmed map is an entry.
     with open(MAP, encoding="utf-8") as f:
-        assert len(a.entries) == sum(1 for line in f if "__initcall__kmod_" in line) == 279
+        assert len(a.entries) == sum(1 for line in f if "__initcall__kmod_" in line) == 288
     assert a.entries[0].band == "early" and a.entries[-1].band == "console"
 
 
@@ -173,17 +173,22 @@ def _check(v: dict[str, object], name: str) -> dict[str, str]:
 
 
 def test_declared_pairs_bound_the_boot_pairs(capsys: pytest.CaptureFixture[str]) -> None:
-    """The map's built-in pair table (26 entries between the section
-    bounds): every boot pair event is a position in it; the positions that
-    ran nothing are named (tiu3, tiu4 after tiu2 failed; tia4 after tia3)."""
+    """The map's built-in pair table (33 records between the section
+    bounds: 7 objects' entry records and their 26 pairs): every boot pair
+    event is a position in it; the positions that ran nothing are named
+    (the entry records 0, 7, 13, 17, 23, 27, 30; tiu3, tiu4 after tiu2
+    failed; the exit-only tia1 unwound, tia4 skipped after tia3; keep's
+    three, refused at boot)."""
     status, v = _verdict(capsys, "--system-map", MAP, os.path.join(CAPTURED, "patched-boot-declared.txt"))
     c = _check(v, "declared-pairs")
     assert status == 0 and c["state"] == "pass", c
-    assert c["note"].startswith("26 built-in pair(s) between __start___initexit_pairs")
-    assert "80 bytes each" in c["note"] and "23 ran an init or exit at boot; 3 ran nothing" in c["note"]
+    assert c["note"].startswith("33 built-in pair table record(s) (pairs and entries) between "
+                                "__start___initexit_pairs")
+    assert "88 bytes each" in c["note"] and "20 ran an init or exit at boot; 13 ran nothing" in c["note"]
+    assert "(positions 0, 7, 11, 12, 13, 17, 22, 23, 24, 25, 26, 27, 30)" in c["note"]
     status, v = _verdict(capsys, "--system-map", MAP, os.path.join(CAPTURED, "broken-declared-pairs.txt"))
     c = _check(v, "declared-pairs")
-    assert status == 1 and c["state"] == "fail" and "tin2_init ran as built-in pair 26" in str(c["findings"])
+    assert status == 1 and c["state"] == "fail" and "tin2_init ran as built-in pair 33" in str(c["findings"])
     # A stock kernel's map has no table: the check says so.
     stock = os.path.join(CAPTURED, "stock-boot.System.map")
     status, v = _verdict(capsys, "--system-map", stock, os.path.join(CAPTURED, "stock-boot.txt"))
@@ -318,12 +323,13 @@ def test_diff_exit_status_and_options(capsys: pytest.CaptureFixture[str]) -> Non
     stock = os.path.join(CAPTURED, "stock-boot.txt")
     assert main(["diff", "-q", "--fail-on-change", "--min-change", "0", stock, a]) == 0
     d_out = capsys.readouterr().out
-    # Only in the patched boot: 22 test pair inits (3 pairs were skipped,
-    # one has no init), 3 unwind exits, module_initexit_debugfs_init, and 4
-    # initcalls of options the stock capture predates (fault injection
-    # twice, KUnit, backing files).
+    # Only in the patched boot: the 7 test objects' entries, 19 test pair
+    # inits (tiu3, tiu4, tia4 skipped, tia1 exit only, keep refused), 5
+    # unwind exits, module_initexit_debugfs_init, and 6 initcalls of options
+    # the stock capture predates (fault injection twice, KUnit, backing
+    # files, warn debugfs, alloc tags).
     only_b = d_out.split("Only in B: ", 1)[1].split("\n", 1)[0]
-    assert only_b == "30" and "Duration changes >= 0 ns:" in d_out
+    assert only_b == "38" and "Duration changes >= 0 ns:" in d_out
     assert main(["diff", "-q", "--min-change", "soon", a, a]) == 2
     err = capsys.readouterr().err
     assert "--min-change" in err and len(err.strip().splitlines()) == 1
@@ -343,7 +349,7 @@ def test_diff_out_dir_writes_every_format(tmp_path: "os.PathLike[str]", capsys: 
         with open(os.path.join(str(tmp_path), "boot.diff" + suffix), encoding="utf-8") as f:
             assert f.read() == want[kind], kind
     out = capsys.readouterr().out
-    assert out.startswith("no order or result change: 0 only in A, 30 only in B,") and out.count("\n") == 1
+    assert out.startswith("no order or result change: 0 only in A, 38 only in B,") and out.count("\n") == 1
     assert main(["diff", "-q", "--out-dir", str(tmp_path), "-o", "x", a, b]) == 2
 
 

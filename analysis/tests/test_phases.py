@@ -19,16 +19,18 @@ CAPTURED = os.path.join(HERE, "fixtures", "captured")
 
 def test_boot_phases_of_a_synthetic_boot(tmp_path: pathlib.Path) -> None:
     w = synth.TraceWriter()
-    synth.simulate_boot(w, synth.STOCK_PLAIN, synth.BOOT_PAIRS)
+    out = synth.simulate_boot(w, synth.PATCHED_PLAIN, synth.BOOT_RECORDS)
     report = tmp_path / "boot.report.txt"
     report.write_text(w.text())
-    (tmp_path / "dmesg.txt").write_text("[    0.2] initexit: ordered 6 built-in pairs in 5123 ns\n")
+    (tmp_path / "dmesg.txt").write_text("[    0.2] initexit: ordered 9 built-in pairs in 5123 ns\n")
     r = phases.boot_phases(report, tmp_path / "dmesg.txt")
     assert r is not None
-    plain = sum(len(v) for k, v in synth.STOCK_PLAIN.items() if k != "early")
-    pairs = sum(1 for p in synth.BOOT_PAIRS if p.init is not None)
-    assert r["initcalls"] == plain + pairs + len(synth.STOCK_PLAIN["early"])
-    assert r["ordered_pairs"] == 6 and r["ordering_ns"] == 5123
+    # Classic initcalls and the four entries, the pair inits inside them.
+    plain = sum(len(v) for k, v in synth.PATCHED_PLAIN.items() if k != "early")
+    pairs = sum(1 for st in out.steps if st.kind == "init")
+    assert len(out.calls) == plain and pairs == 8
+    assert r["initcalls"] == plain + pairs + len(synth.PATCHED_PLAIN["early"])
+    assert r["ordered_pairs"] == 9 and r["ordering_ns"] == 5123
     assert 0 < r["in_builtin_pairs_ms"] < r["do_initcalls_ms"]
     calls = phases.call_durations(report)
     assert calls["virtio_blk_init"] == 10_000

@@ -4,7 +4,7 @@ synthetic fixtures and is the boot test's oracle, on the rules one by one."""
 from __future__ import annotations
 
 from analysis import series
-from analysis.series import ENOEXEC, Pair
+from analysis.series import ENOEXEC, Entry, Pair
 
 
 def _calls(out: series.Outcome) -> list[tuple[str, str]]:
@@ -44,73 +44,127 @@ def test_an_exitless_init_before_another_init_refuses_the_module() -> None:
     assert series.module_load([Pair("m", 0, None, None)]).error == ENOEXEC
 
 
-def test_a_builtin_failure_stays_in_its_object() -> None:
-    # a's pairs run back to back: a1's failure unwinds a0 and skips a2; b,
-    # whose pairs come before and after, goes on.
-    pairs = [Pair("b", -10, "b0_init", "b0_exit"), Pair("a", -5, "a0_init", "a0_exit"),
-             Pair("a", 0, "a1_init", "a1_exit", ret=-19), Pair("b", 5, "b1_init", "b1_exit"),
-             Pair("a", 10, "a2_init", "a2_exit")]
-    out = series.boot(pairs)
-    assert _calls(out) == [("init", "b0_init"), ("init", "a0_init"), ("init", "a1_init"), ("exit", "a0_exit"),
-                           ("init", "b1_init")]
-    assert [(n.kind, n.pair.init) for n in out.notices] == [("skipped", "a2_init")]
-    assert [s.at for s in out.steps] == [0, 1, 2, 2, 3]
+def _boot_calls(out: series.BootOutcome) -> list[tuple[str, str]]:
+    return [(s.kind, str(s.pair.init if s.kind == "init" else s.pair.exit)) for s in out.steps]
 
 
-def test_a_builtin_failure_after_another_objects_call_is_not_unwound() -> None:
-    # b0 ran between a0 and a1: a0's exit would undo what b0 may use.
-    pairs = [Pair("a", -10, "a0_init", "a0_exit"), Pair("b", -5, "b0_init", "b0_exit"),
-             Pair("a", 0, "a1_init", "a1_exit", ret=-19), Pair("a", 10, "a2_init", "a2_exit")]
-    out = series.boot(pairs)
-    assert _calls(out) == [("init", "a0_init"), ("init", "b0_init"), ("init", "a1_init")]
-    assert [(n.kind, n.pair.init, n.other) for n in out.notices] == [
-        ("not-unwound", "a1_init", "b0_init"), ("skipped", "a2_init", None)]
+def _notes(out: series.BootOutcome) -> list[tuple[str, str, object]]:
+    return [(n.kind, n.origin, n.pair.init if n.pair is not None else n.value) for n in out.notices]
 
 
-def test_a_classic_initcall_in_between_is_named() -> None:
-    # The device band's classic initcalls run after the pairs below 0 and
-    # before the pairs at 0: between a0 and a1.
-    pairs = [Pair("a", -10, "a0_init", "a0_exit"), Pair("a", 0, "a1_init", "a1_exit", ret=-5)]
-    out = series.boot(pairs, classic={"device": ["d0_init", "d1_init"]})
-    assert _calls(out) == [("init", "a0_init"), ("init", "a1_init")]
-    assert [(n.kind, n.other) for n in out.notices] == [("not-unwound", "d0_init")]
-    # An empty band is no call: the unwind is sound.
-    out = series.boot(pairs, classic={"device": [], "fs_sync": []})
-    assert _calls(out) == [("init", "a0_init"), ("init", "a1_init"), ("exit", "a0_exit")]
-    # A classic initcall of a band above the failure does not count.
-    out = series.boot(pairs, classic={"late": ["l0_init"]})
-    assert _calls(out)[-1] == ("exit", "a0_exit")
+def test_an_object_runs_its_pairs_at_its_entry_sorted() -> None:
+    # Declared out of order, in two files (link order): sorted by priority,
+    # ties in link then declaration order; the entry record takes table
+    # position 0 and the pairs follow it.
+    recs: list[series.Record] = [Pair("a", 30, "b_init", "b_exit"), Pair("a", 10, "c_init", "c_exit"), Entry("a", "a_entry"),
+            Pair("a", 30, "a_init", "a_exit"), Pair("a", 0, "d_init", "d_exit")]
+    out = series.boot(recs, classic={"device": ["x_init", "a_entry", "y_init"]})
+    assert [(c.func, c.ret) for c in out.calls] == [("x_init", 0), ("a_entry", 0), ("y_init", 0)]
+    entry = out.calls[1]
+    assert entry.origin == "a"
+    assert [(s.pair.init, s.idx) for s in entry.steps] == [("d_init", 1), ("c_init", 2), ("b_init", 3),
+                                                           ("a_init", 4)]
+    assert isinstance(out.table[0], Entry) and out.bound == 4 and out.notices == ()
+
+
+def test_entries_run_in_band_then_classic_order_not_by_pair_priority() -> None:
+    # b's entry comes first in the device band's link order: its pairs at
+    # 400 run before a's at 1; the late entry runs in the late band.
+    recs: list[series.Record] = [Entry("l", "l_entry", "late"), Pair("l", 1000, "l_init", "l_exit"),
+            Entry("b", "b_entry"), Pair("b", 400, "b_init", "b_exit"),
+            Entry("a", "a_entry"), Pair("a", 1, "a_init", "a_exit")]
+    out = series.boot(recs, classic={"device": ["b_entry", "z_init", "a_entry"], "fs": ["f_init"]})
+    assert [c.func for c in out.calls] == ["f_init", "b_entry", "z_init", "a_entry", "l_entry"]
+    assert _boot_calls(out) == [("init", "b_init"), ("init", "a_init"), ("init", "l_init")]
+    assert [s.idx for s in out.steps] == [3, 5, 1]
+    # Without the classic list a band holds its entries, in link order.
+    assert [c.func for c in series.boot(recs).calls] == ["b_entry", "a_entry", "l_entry"]
+
+
+def test_a_builtin_failure_unwinds_its_object_at_once_and_skips_the_rest() -> None:
+    # a1's failure unwinds a0 and the exit-only pair before it, newest
+    # first, skips a2 and the entry returns the error; b goes on.
+    recs: list[series.Record] = [Entry("a", "a_entry"), Pair("a", 0, "a0_init", "a0_exit"), Pair("a", 1, None, "ax_exit"),
+            Pair("a", 2, "a1_init", "a1_exit", ret=-19), Pair("a", 3, "a2_init", "a2_exit"),
+            Entry("b", "b_entry"), Pair("b", 0, "b0_init", "b0_exit")]
+    out = series.boot(recs)
+    assert [(c.func, c.ret) for c in out.calls] == [("a_entry", -19), ("b_entry", 0)]
+    assert _boot_calls(out) == [("init", "a0_init"), ("init", "a1_init"), ("exit", "ax_exit"),
+                                ("exit", "a0_exit"), ("init", "b0_init")]
+    assert {s.failed for s in out.steps if s.kind == "exit"} == {3}
+    assert [(n.kind, n.pair.init if n.pair else None, n.why) for n in out.notices] == [
+        ("failed", "a1_init", "unwinding"), ("skipped", "a2_init", None)]
+
+
+def test_a_failure_with_nothing_to_unwind_says_so() -> None:
+    # The first init fails: nothing succeeded before it.
+    recs: list[series.Record] = [Entry("a", "a_entry"), Pair("a", 0, "a0_init", "a0_exit", ret=-5), Pair("a", 1, "a1_init", "a1_exit")]
+    out = series.boot(recs)
+    assert _boot_calls(out) == [("init", "a0_init")]
+    assert [(n.kind, n.why) for n in out.notices] == [("failed", "nothing"), ("skipped", None)]
 
 
 def test_a_blacklisted_builtin_init_is_reported_and_fails_its_object() -> None:
     # As in a module: do_one_initcall() refuses it with -EPERM, the object
-    # unwinds what ran before it and skips what comes after it (which may
-    # depend on it); another object goes on.
-    pairs = [Pair("a", 0, "a0_init", "a0_exit"), Pair("a", 1, "a1_init", "a1_exit"),
-             Pair("b", 1, "b1_init", "b1_exit"), Pair("a", 2, "a2_init", "a2_exit")]
-    out = series.boot(pairs, blacklisted=frozenset({"a1_init"}))
-    assert _calls(out) == [("init", "a0_init"), ("init", "a1_init"), ("exit", "a0_exit"), ("init", "b1_init")]
-    assert [s.pair.ret for s in out.steps if s.kind == "init"] == [0, series.EPERM, 0]
-    assert [(n.kind, n.idx) for n in out.notices] == [("blacklisted", 1), ("skipped", 3)]
+    # unwinds what ran before it and skips what comes after it.
+    recs: list[series.Record] = [Entry("a", "a_entry"), Pair("a", 0, "a0_init", "a0_exit"), Pair("a", 1, "a1_init", "a1_exit"),
+            Pair("a", 2, "a2_init", "a2_exit"), Entry("b", "b_entry"), Pair("b", 1, "b1_init", "b1_exit")]
+    out = series.boot(recs, blacklisted=frozenset({"a1_init"}))
+    assert _boot_calls(out) == [("init", "a0_init"), ("init", "a1_init"), ("exit", "a0_exit"), ("init", "b1_init")]
+    assert [(s.pair.ret, s.blacklisted) for s in out.steps if s.kind == "init"] == [
+        (0, False), (series.EPERM, True), (0, False)]
+    assert [(n.kind, n.idx) for n in out.notices] == [("blacklisted", 2), ("failed", 2), ("skipped", 3)]
+    assert out.calls[0].ret == series.EPERM
 
 
-def test_an_exitless_init_before_the_failure_keeps_a_builtin_object() -> None:
-    # As a module with it would be refused: nothing is unwound at boot.
-    pairs = [Pair("a", 1, "a0_init", "a0_exit"), Pair("a", 2, "a1_init", None),
-             Pair("a", 3, "a2_init", "a2_exit", ret=-5), Pair("a", 4, "a3_init", "a3_exit")]
-    out = series.boot(pairs)
-    assert _calls(out) == [("init", "a0_init"), ("init", "a1_init"), ("init", "a2_init")]
-    assert [(n.kind, n.other, n.why) for n in out.notices] == [
-        ("not-unwound", "a1_init", "no-exit"), ("skipped", None, None)]
+def test_a_blacklisted_entry_stops_its_whole_object() -> None:
+    recs: list[series.Record] = [Entry("a", "a_entry"), Pair("a", 0, "a0_init", "a0_exit")]
+    out = series.boot(recs, blacklisted=frozenset({"a_entry"}))
+    assert [(c.func, c.blacklisted, c.steps) for c in out.calls] == [("a_entry", True, ())]
+    assert out.notices == ()
 
 
-def test_an_exit_only_pair_holds_its_place_in_the_window() -> None:
-    # a0 has an exit only; the core band's initcall ran after it, before
-    # a1: unwinding a0's exit would undo what the initcall may use.
-    pairs = [Pair("a", -5200, None, "a0_exit"), Pair("a", 0, "a1_init", "a1_exit", ret=-5)]
-    out = series.boot(pairs, classic={"core": ["c0_init"]})
-    assert _calls(out) == [("init", "a1_init")]
-    assert [(n.kind, n.other, n.why) for n in out.notices] == [("not-unwound", "c0_init", "ran")]
-    # Back to back, its exit is unwound.
-    out = series.boot(pairs)
-    assert _calls(out) == [("init", "a1_init"), ("exit", "a0_exit")]
+def test_the_bind_refuses_a_pair_outside_the_entrys_band() -> None:
+    # A late entry's band is [1000, 1500); the device band [0, 500).
+    assert series.band_range("late") == (1000, 1500) and series.band_range("device") == (0, 500)
+    assert series.band_range("late_sync") == (1500, series.INT_MAX)
+    recs: list[series.Record] = [Entry("a", "a_entry", "late"), Pair("a", 1000, "a0_init", "a0_exit"),
+            Pair("a", 1500, "a1_init", "a1_exit"), Pair("a", 999, "a2_init", "a2_exit")]
+    out = series.boot(recs)
+    assert [(c.func, c.ret, c.steps) for c in out.calls] == [("a_entry", ENOEXEC, ())]
+    assert [(n.kind, n.why, n.pair.init if n.pair else None, n.value) for n in out.notices] == [
+        ("refused", "band", "a2_init", 999), ("refused", "band", "a1_init", 1500)]
+    assert out.bound == 3  # "ordered N" counts a refused object's pairs
+
+
+def test_the_bind_refuses_an_init_nothing_could_undo() -> None:
+    recs: list[series.Record] = [Entry("k", "k_entry"), Pair("k", 6, "k0_init", "k0_exit"), Pair("k", 7, "k1_init", None),
+            Pair("k", 8, "k2_init", "k2_exit", ret=-308)]
+    out = series.boot(recs)
+    assert [(c.func, c.ret, c.steps) for c in out.calls] == [("k_entry", ENOEXEC, ())]
+    assert [(n.kind, n.why, n.idx, n.other) for n in out.notices] == [("refused", "undoable", 2, "k2_init")]
+    # The exit-less init last, or an exit-only pair after it: bound and run.
+    ok: list[series.Record] = [Entry("k", "k_entry"), Pair("k", 6, "k0_init", "k0_exit"), Pair("k", 7, "k1_init", None),
+          Pair("k", 8, None, "k2_exit")]
+    assert series.boot(ok).notices == () and len(series.boot(ok).steps) == 2
+
+
+def test_the_bind_refuses_a_run_without_exactly_one_entry() -> None:
+    recs: list[series.Record] = [Pair("a", 0, "a0_init", "a0_exit"), Entry("b", "b1_entry"), Entry("b", "b2_entry"),
+            Pair("b", 0, "b0_init", "b0_exit"), Entry("c", "c_entry"), Pair("c", 0, "c0_init", "c0_exit")]
+    out = series.boot(recs)
+    assert [(n.kind, n.origin, n.why, n.value) for n in out.notices] == [
+        ("refused", "a", "entries", 0), ("refused", "b", "entries", 2)]
+    assert [(c.func, c.ret, len(c.steps)) for c in out.calls] == [
+        ("b1_entry", ENOEXEC, 0), ("b2_entry", ENOEXEC, 0), ("c_entry", 0, 1)]
+    assert out.bound == 1
+    # Positions: unbound runs stay as linked, c's entry record at 4.
+    assert out.steps[0].idx == 5
+
+
+def test_the_bind_refuses_an_object_split_in_two_runs() -> None:
+    e = Entry("a", "a_entry")
+    recs: list[series.Record] = [e, Pair("a", 0, "a0_init", "a0_exit"), Entry("b", "b_entry"), Pair("b", 0, "b0_init", "b0_exit"),
+            e, Pair("a", 1, "a1_init", "a1_exit")]
+    out = series.boot(recs)
+    assert [(n.kind, n.why, n.other) for n in out.notices] == [("refused", "split", "a_entry")]

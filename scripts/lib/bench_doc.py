@@ -56,7 +56,7 @@ How it measures (`scripts/bench --help` has every option):
   load adds its handler's instructions: hence the spread of the module rows.
 - **Kernels.** Stock 6.12; the series with stock's exact fragments (a copy of
   the patched tree built with `INITEXIT_NO_TEST_CONFIG=1`); the patched
-  kernel of `scripts/run` (with the 18 built-in test pairs of
+  kernel of `scripts/run` (with the 26 built-in test pairs, seven objects, of
   `kconfig/test.config`); for the curve, that copy plus
   `lib/initexit_bench_builtin.c` with N generated pairs
   (`bench/gen_builtin.py`, behind the test-only

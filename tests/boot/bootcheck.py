@@ -66,10 +66,24 @@ UNWIND = "lib/test_initexit_unwind"
 NEIGHBOUR = "lib/test_initexit_neighbour/test_initexit_unwind"
 ADJACENT = "lib/test_initexit_adjacent"
 KEEP = "lib/test_initexit_keep"
-#: A pair each at priority 30, linked tie_b.o first (lib/test_initexit_tie/
-#: Makefile), the reverse of name order: the tie must follow link order.
-TIE_B = "lib/test_initexit_tie/tie_b"
-TIE_A = "lib/test_initexit_tie/tie_a"
+LATE = "lib/test_initexit_late"
+#: One object of two files (lib/test_initexit_tie/Makefile:
+#: test_initexit_tie-y := tie_b.o tie_a.o), a pair each at priority 30, the
+#: entry in tie_a.c: the tie follows link order, the reverse of name order.
+TIE = "lib/test_initexit_tie/test_initexit_tie"
+
+#: Each object's entry (module_init_exit_entry(), late_init_exit_entry()
+#: for the late one) and the band it is an initcall of.
+ENTRIES: dict[str, series.Entry] = {
+    ORDER: series.Entry(ORDER, "tio_entry"),
+    UNWIND: series.Entry(UNWIND, "tiu_entry"),
+    NEIGHBOUR: series.Entry(NEIGHBOUR, "tin_entry"),
+    ADJACENT: series.Entry(ADJACENT, "tia_entry"),
+    KEEP: series.Entry(KEEP, "tik_entry"),
+    LATE: series.Entry(LATE, "til_entry", "late"),
+    TIE: series.Entry(TIE, "tit_entry"),
+}
+ORIGINS = tuple(ENTRIES)
 
 #: Every built-in pair of a kernel built with CONFIG_TEST_INITEXIT_BOOT (the
 #: project's configuration declares no other): the seven objects of the lib
@@ -77,23 +91,19 @@ TIE_A = "lib/test_initexit_tie/tie_a"
 #: tests/boot/test_reference.py ties this table to the patch.
 BUILTIN_PAIRS = (
     Pair(ORDER, "tio_dev_a", 0),
-    Pair(ORDER, "tio_max", INT_MAX),
-    Pair(ORDER, "tio_between", 750),
-    Pair(ORDER, "tio_core", BAND_PRIO_ALL["core"]),
-    Pair(ORDER, "tio_min", INT_MIN),
+    Pair(ORDER, "tio_max", 499),
+    Pair(ORDER, "tio_between", 250),
+    Pair(ORDER, "tio_one", 1),
     Pair(ORDER, "tio_blacklist_me", 100),
-    Pair(ORDER, "tio_past", 1600),
-    Pair(ORDER, "tio_pre_core", -5200),
     Pair(ORDER, "tio_dev_b", 0),
-    Pair(ORDER, "tio_core_plus", -4999),
-    Pair(UNWIND, "tiu3", 20),
-    Pair(UNWIND, "tiu0", -1200),
-    Pair(UNWIND, "tiu4", 1100),
-    Pair(UNWIND, "tiu1", -900),
-    Pair(UNWIND, "tiu2", 10),
-    Pair(NEIGHBOUR, "tin0", -800),
-    Pair(NEIGHBOUR, "tin1", 15),
-    Pair(NEIGHBOUR, "tin2", 1050),
+    Pair(UNWIND, "tiu3", 300),
+    Pair(UNWIND, "tiu0", 5),
+    Pair(UNWIND, "tiu4", 400),
+    Pair(UNWIND, "tiu1", 100),
+    Pair(UNWIND, "tiu2", 200),
+    Pair(NEIGHBOUR, "tin0", 10),
+    Pair(NEIGHBOUR, "tin1", 150),
+    Pair(NEIGHBOUR, "tin2", 250),
     Pair(ADJACENT, "tia0", 1),
     Pair(ADJACENT, "tia1", 2, has_init=False),
     Pair(ADJACENT, "tia2", 3),
@@ -102,17 +112,16 @@ BUILTIN_PAIRS = (
     Pair(KEEP, "tik0", 6),
     Pair(KEEP, "tik1", 7, has_exit=False),
     Pair(KEEP, "tik2", 8),
-    Pair(TIE_B, "tit_b", 30),
-    Pair(TIE_A, "tit_a", 30),
+    Pair(LATE, "til1", 1499),
+    Pair(LATE, "til0", 1000),
+    Pair(TIE, "tit_b", 30),
+    Pair(TIE, "tit_a", 30),
 )
-
-#: The kernel's sorted built-in table: ascending priority, ties in link
-#: order (a stable sort).  A pair's position is its ``idx`` in the events.
-BUILTIN_TABLE = tuple(sorted(BUILTIN_PAIRS, key=lambda p: p.prio))
 
 #: lib/test_initexit_order.c, in the order the series promises: ascending
 #: priority, ties (tio_dev_a, tio_dev_b at 0) in declaration order.
-ORDER_EXPECTED = tuple((p.init, p.prio) for p in BUILTIN_TABLE if p.origin == ORDER)
+ORDER_EXPECTED = (("tio_dev_a_init", 0), ("tio_dev_b_init", 0), ("tio_one_init", 1),
+                  ("tio_blacklist_me_init", 100), ("tio_between_init", 250), ("tio_max_init", 499))
 
 #: Stands for "any unsigned decimal" in an expected event (a measured
 #: field, duration_ns, is not predicted).
@@ -140,6 +149,7 @@ class Ev:
     name: str
     fields: dict[str, str]
     bad: str = ""
+    pid: int = 0
 
 
 def read_events(report_text: str) -> list[Ev]:
@@ -153,25 +163,16 @@ def read_events(report_text: str) -> list[Ev]:
             continue
         rec = cap.records.get(e.line)
         if rec is None:
-            out.append(Ev(e.line, name, loose_fields(e.info), _PARSERS[name].diagnose(e.info)))
+            out.append(Ev(e.line, name, loose_fields(e.info), _PARSERS[name].diagnose(e.info), e.pid))
         else:
-            out.append(Ev(e.line, name, {k: printed(v) for k, v in rec._asdict().items() if v is not None}))
+            out.append(Ev(e.line, name, {k: printed(v) for k, v in rec._asdict().items() if v is not None},
+                          pid=e.pid))
     return out
 
 
 def read_dmesg(dmesg: str) -> ParsedInput:
     """dmesg as the analysis reads it: initcall_debug events and notices."""
     return parse_dmesg(dmesg, "dmesg.txt")
-
-
-def expected_band(prio: int) -> Optional[str]:
-    """The band whose initcall_level was last seen before a pair of this
-    priority runs: pairs below a band run before that band's event."""
-    last = None
-    for band in BANDS:
-        if BAND_PRIO[band] <= prio:
-            last = band
-    return last
 
 
 #: The levels stock 6.12 names in initcall_level, in do_initcalls() order
@@ -277,25 +278,41 @@ def init_return(pair: Pair, fail_at: int = 2) -> int:
     return 0
 
 
-def model_pairs(fail_at: int = 2) -> list[series.Pair]:
-    """The test objects' pairs, in link order, as the reference model takes them."""
-    return [series.Pair(p.origin, p.prio, p.init, p.exit, init_return(p, fail_at)) for p in BUILTIN_PAIRS]
+def model_records(fail_at: int = 2) -> list[series.Record]:
+    """The test objects' table as linked, as the reference model takes it:
+    each file's pairs in declaration order, then its entry (every test
+    file declares its entry last; tie_b.c has none, tie_a.c's comes after
+    its pair)."""
+    out: list[series.Record] = []
+    for origin in ORIGINS:
+        out += [series.Pair(p.origin, p.prio, p.init, p.exit, init_return(p, fail_at))
+                for p in BUILTIN_PAIRS if p.origin == origin]
+        out.append(ENTRIES[origin])
+    return out
+
+
+def model(blacklisted: frozenset[str] = frozenset(), fail_at: int = 2,
+          classic: Optional[dict[str, list[str]]] = None) -> series.BootOutcome:
+    """What the series must do with the test objects at boot."""
+    return series.boot(model_records(fail_at), blacklisted, classic)
 
 
 def classic_calls(events: Iterable[Ev]) -> dict[str, list[str]]:
-    """band -> the classic initcalls the boot ran in it, in order: every
-    initcall_start of a band that is not a pair init's own call (nested in
-    its initexit_init_start/finish).  The reference model interleaves them
-    with the pairs, as do_initcalls() does."""
+    """band -> the initcalls do_initcalls() itself made in it, in order
+    (classic initcalls and the objects' entries): every initcall_start of a
+    band with no call open on its task (a pair's own initcall is inside its
+    entry).  The reference model runs each entry at its place in them."""
     out: dict[str, list[str]] = {}
-    depth = 0  # open boot pair inits (the boot runs its calls on one task)
+    depth: dict[int, int] = {}  # open initcalls per task
     for e, band in level_of_each(events):
-        if e.name == "initexit_init_start" and e.fields.get("path") == "boot":
-            depth += 1
-        elif e.name == "initexit_init_finish" and e.fields.get("path") == "boot":
-            depth = max(0, depth - 1)
-        elif e.name == "initcall_start" and depth == 0 and band in BAND_PRIO:
-            out.setdefault(band, []).append(bare_func(e.fields.get("func", "?")))
+        if e.name == "initcall_start":
+            task = e.pid
+            if depth.get(task, 0) == 0 and band in BAND_PRIO:
+                out.setdefault(band, []).append(bare_func(e.fields.get("func", "?")))
+            depth[task] = depth.get(task, 0) + 1
+        elif e.name == "initcall_finish":
+            task = e.pid
+            depth[task] = max(0, depth.get(task, 0) - 1)
     return out
 
 
@@ -308,16 +325,36 @@ def _expected(name: str, known: dict[str, str]) -> tuple[str, dict[str, str]]:
     return name, fields
 
 
+def _notice(n: series.Notice) -> KernelNotice:
+    """A model notice as the analysis reads the kernel's line (parse.py)."""
+    p = n.pair
+    if n.kind == "refused":
+        if n.why == "undoable":
+            assert p is not None
+            return KernelNotice(0, "refused", n.origin, str(p.init), other=n.other or "", why="undoable")
+        if n.why == "band":
+            assert p is not None
+            return KernelNotice(0, "refused", n.origin, str(p.init), p.prio, other=n.other or "", why="band")
+        if n.why == "split":
+            return KernelNotice(0, "refused", n.origin, n.other or "", why="split")
+        return KernelNotice(0, "refused", n.origin, value=n.value, why=str(n.why))
+    assert p is not None
+    func = p.init if p.init is not None else "-"
+    if n.kind == "failed":
+        return KernelNotice(0, "failed", n.origin, func, p.prio, n.value, why=n.why or "")
+    return KernelNotice(0, n.kind, n.origin, func, p.prio)
+
+
 def boot_plan(blacklisted: frozenset[str] = frozenset(), fail_at: int = 2,
               classic: Optional[dict[str, list[str]]] = None) -> tuple[list[Expected], list[KernelNotice]]:
-    """What do_boot_pairs_below() must do with the test objects' table, as
-    analysis/series.py's reference model says: every initexit event, in
-    order, with every field of the schema (measured ones are ANY_U64), and
-    what the kernel must say in dmesg about pairs (skipped after an earlier
-    failure of their object, blacklisted, failed and not unwound because
-    ``other`` ran in between), as notices.  ``classic``: the classic
-    initcalls of each band (classic_calls() of the boot trace)."""
-    out = series.boot(model_pairs(fail_at), blacklisted, classic)
+    """What the test objects' entries must do, as analysis/series.py's
+    reference model says: every initexit event, in order, with every field
+    of the schema (measured ones are ANY_U64), and what the kernel must say
+    in dmesg about the objects (refused at bind, blacklisted, failed,
+    skipped after an earlier failure of their object), as notices.
+    ``classic``: the initcalls of each band (classic_calls() of the boot
+    trace), which places the entries."""
+    out = model(blacklisted, fail_at, classic)
     events: list[Expected] = []
     for st in out.steps:
         p = st.pair
@@ -339,13 +376,11 @@ def boot_plan(blacklisted: frozenset[str] = frozenset(), fail_at: int = 2,
                 "failed_func": str(f.init), "error": str(f.ret)}))
         events.append(_expected("initexit_exit_start", fields))
         events.append(_expected("initexit_exit_finish", fields))
-    notices = [KernelNotice(0, n.kind, n.pair.origin, str(n.pair.init), n.pair.prio, other=n.other or "",
-                            why=n.why or "") for n in out.notices]
-    return events, notices
+    return events, [_notice(n) for n in out.notices]
 
 
 def _render(name: str, fields: dict[str, str]) -> str:
-    """``init_finish idx=2 prio=-5000 func=tio_core_init ret=0``."""
+    """``init_finish idx=2 prio=0 func=tio_dev_b_init ret=0``."""
     rest = " ".join(f"{k}={v}" for k, v in fields.items() if k not in ("path", "origin", "duration_ns"))
     return f"{name[len('initexit_'):]} {rest}"
 
@@ -395,30 +430,30 @@ def expected_of(plan: list[Expected], origin: str) -> list[Expected]:
 
 
 def _band_problems(events: list[Ev], origins: tuple[str, ...]) -> list[str]:
-    """Each init_start of these objects fired inside the band its priority
-    belongs to (after that band's initcall_level, before the next)."""
+    """Each init_start of these objects fired inside its entry's band (after
+    that band's initcall_band, before the next): every pair's priority lies
+    in its entry's band, so this is the band its priority names too."""
     problems = []
     for e, lvl in level_of_each(events):
-        if e.name != "initexit_init_start" or e.fields.get("origin") not in origins:
+        origin = e.fields.get("origin")
+        if e.name != "initexit_init_start" or origin not in origins:
             continue
-        prio = _int(e.fields.get("prio"))
-        if prio is None:
-            continue  # compare_events names the bad prio
-        want = expected_band(prio)
-        if lvl != want and not (want is None and lvl in (None, "early")):
+        want = ENTRIES[origin].band
+        if lvl != want:
             problems.append(
-                f"line {e.line}: {e.fields.get('func')} prio={e.fields.get('prio')} ran in band {lvl}, expected {want}"
-            )
+                f"line {e.line}: {e.fields.get('func')} prio={e.fields.get('prio')} ran in band {lvl}, "
+                f"expected {want} (its entry {ENTRIES[origin].func}'s)")
     return problems
 
 
 def check_builtin_order(events: list[Ev], blacklisted: frozenset[str] = frozenset()) -> list[str]:
-    """test_initexit_order's pairs ran once each, in the promised order, each
-    inside the band its priority belongs to, and every field of every event
-    (path, origin, idx, prio, func, ret, duration_ns) is what the kernel must
-    emit for the declared pairs: on a normal boot every init and no exit; with
-    one of them blacklisted, the inits up to it (it fails with -EPERM), the
-    unwind of those before it, and none after it."""
+    """test_initexit_order's pairs ran once each, in the promised order
+    (ascending priority, ties in declaration order), inside the device band,
+    and every field of every event (path, origin, idx, prio, func, ret,
+    duration_ns) is what the kernel must emit for the declared pairs: on a
+    normal boot every init and no exit; with one of them blacklisted, the
+    inits up to it (it fails with -EPERM), the unwind of those before it,
+    and none after it."""
     origin = ORDER
     problems = []
     plan, _ = boot_plan(blacklisted)
@@ -435,22 +470,65 @@ def check_builtin_order(events: list[Ev], blacklisted: frozenset[str] = frozense
 
 
 def check_builtin_unwind(events: list[Ev], fail_at: int = 2) -> list[str]:
-    """The boot unwind.  test_initexit_adjacent (pairs back to back): tia3
-    fails with -303, the exits of tia2, tia1 (exit only) and tia0 run in
-    that order as an unwind naming the failed pair (failed_idx,
-    failed_prio, failed_func, error), tia4 never runs.
-    test_initexit_keep (back to back, tik1 without an exit): tik2 fails
-    with -308 and no exit runs.  test_initexit_unwind (spread over the bands):
-    inits 0..fail_at, the failing one returns -(200+fail_at), and since
-    other initcalls ran in between, no exit runs and later pairs never run.
-    The neighbour (same KBUILD_MODNAME, another object): all three inits
-    ran, no exit.  Every field of every event is compared, and each init
-    in its band."""
+    """The boot unwind, each object alone at its entry.
+    test_initexit_unwind: tiu0..tiu2 run (sorted from their declaration
+    order), tiu2 fails with -(200+fail_at), the exits of tiu1 and tiu0 run
+    at once in that order as an unwind naming the failed pair (failed_idx,
+    failed_prio, failed_func, error), tiu3 and tiu4 never run.
+    test_initexit_adjacent: tia3 fails with -303, the exits of tia2, tia1
+    (exit only) and tia0 run, tia4 never runs.  test_initexit_keep (tik1 has
+    no exit and runs before tik2): refused at boot, no event.  The
+    neighbour (same KBUILD_MODNAME as the unwind test, another object), the
+    late object (in the late band) and the two-file tie object (tit_b
+    first, link order): every init, no exit.  Every field of every event is
+    compared, and each init in its entry's band."""
     plan, _ = boot_plan(fail_at=fail_at, classic=classic_calls(events))
     problems = []
-    for origin in (ADJACENT, KEEP, UNWIND, NEIGHBOUR):
+    objects = (UNWIND, ADJACENT, KEEP, NEIGHBOUR, LATE, TIE)
+    for origin in objects:
         problems += compare_events(origin, events_of(events, origin), expected_of(plan, origin))
-    problems += _band_problems(events, (ADJACENT, KEEP, UNWIND, NEIGHBOUR))
+    problems += _band_problems(events, objects)
+    return problems
+
+
+def check_entries(events: list[Ev], blacklisted: frozenset[str] = frozenset(), fail_at: int = 2) -> list[str]:
+    """Each test object ran at its entry: the entry is an initcall of its
+    band (device, late for test_initexit_late) made by do_initcalls()
+    itself, the entries ran in the model's order (link order within a
+    band), each returned what the model says (the failed init's error;
+    -ENOEXEC for the refused test_initexit_keep; 0 otherwise), and every
+    initexit event of its object lies between its initcall_start and
+    initcall_finish, on its task."""
+    out = model(blacklisted, fail_at, classic_calls(events))
+    want = [(c.func, c.band, c.ret) for c in out.calls if c.origin in ENTRIES and not c.blacklisted]
+    names = {e.func for e in ENTRIES.values()}
+    spans: dict[str, tuple[Ev, Optional[Ev], Optional[str]]] = {}
+    got = []
+    for e, band in level_of_each(events):
+        func = bare_func(e.fields.get("func", ""))
+        if func not in names:
+            continue
+        if e.name == "initcall_start":
+            spans[func] = (e, None, band)
+        elif e.name == "initcall_finish" and func in spans:
+            start, _f, band0 = spans[func]
+            spans[func] = (start, e, band0)
+            got.append((func, band0, _int(e.fields.get("ret"))))
+    problems = []
+    if got != want:
+        problems.append(f"the entries ran as {got}, expected {want} ((entry, band, return), in order)")
+    for origin, entry in ENTRIES.items():
+        evs = events_of(events, origin)
+        if entry.func not in spans:
+            if evs:
+                problems.append(f"{origin}: {len(evs)} initexit event(s) but its entry {entry.func} never ran")
+            continue
+        start, finish, _band = spans[entry.func]
+        outside = [e for e in evs if e.line < start.line or (finish is not None and e.line > finish.line)
+                   or e.pid != start.pid]
+        if outside:
+            problems.append(f"{origin}: initexit events outside its entry {entry.func} (lines {start.line}.."
+                            f"{finish.line if finish else '?'}): lines {[e.line for e in outside][:10]}")
     return problems
 
 
@@ -460,16 +538,15 @@ BOOT_LOG_MARK = "initexit-boot-test: "
 def check_boot_log(dmesg: str, fail_at: int = 2, blacklisted: frozenset[str] = frozenset()) -> list[str]:
     """The test objects' own log lines ("initexit-boot-test: <KBUILD_MODNAME>
     init|exit <name>", one per init and exit they run) are exactly those the
-    reference model's boot walk makes, in its order.  Needs no trace: this
-    is the check of a boot whose kernel has no trace-cmd guest (the i386,
-    arm64 and riscv64 builds of scripts/check-configs), and one more on
-    every boot that has one.  Without the classic initcalls the model
-    assumes none ran between two pairs of one band; for the test objects
-    that changes only which call a notice names, not which exits run.  A
-    blacklisted init is not called, so it logs nothing."""
+    reference model's boot makes, in its order.  Needs no trace: this is the
+    check of a boot whose kernel has no trace-cmd guest (the i386, arm64 and
+    riscv64 builds of scripts/check-configs), and one more on every boot
+    that has one.  Without the classic initcalls the model runs a band's
+    entries in link order, as the kernel does.  A blacklisted init is not
+    called, so it logs nothing."""
     got = [line.split(BOOT_LOG_MARK, 1)[1].strip() for line in dmesg.splitlines() if BOOT_LOG_MARK in line]
     want = []
-    for st in series.boot(model_pairs(fail_at), blacklisted).steps:
+    for st in model(blacklisted, fail_at).steps:
         func = st.pair.init if st.kind == "init" else st.pair.exit
         assert func is not None
         if func in blacklisted:
@@ -490,44 +567,46 @@ def check_builtin_pairs(events: list[Ev], dmesg: str, blacklisted: frozenset[str
                         fail_at: int = 2) -> list[str]:
     """Every built-in pair is accounted for.  The kernel's "initexit: ordered
     N built-in pairs" equals the test objects' pairs (the only built-in
-    ones); each of the N either shows in the trace (its own idx, path=boot)
-    or dmesg says it was skipped, exactly as boot_plan() predicts (a
-    blacklisted one is in the trace, failing, and dmesg says it was
-    blacklisted); a failure the kernel did not unwind is reported naming
-    the call that ran in between, as predicted; and the pairs ran in idx
-    order, one init_start each."""
-    notes = read_dmesg(dmesg).notices
+    ones; a refused object's count too); each of the N either shows in the
+    trace (its own idx, path=boot), or dmesg says it was skipped, or it
+    belongs to an object dmesg says the kernel refused, exactly as
+    boot_plan() predicts (a blacklisted one is in the trace, failing, and
+    dmesg says it was blacklisted); each failure is reported as the model
+    says (unwinding, or nothing to unwind); and the pairs ran in idx order,
+    one init_start each.  Only the test objects' messages count (the KUnit
+    suite's bind test prints refusals of its own tables)."""
+    notes = [x for x in read_dmesg(dmesg).notices if x.kind == "ordered" or x.origin in ORIGINS]
     ordered = [x for x in notes if x.kind == "ordered"]
     if not ordered or ordered[0].value is None:
         return ["no 'initexit: ordered N built-in pairs' line in dmesg: is the series applied?"]
     n = ordered[0].value
+    out = model(blacklisted, fail_at)
     problems = []
-    if n != len(BUILTIN_TABLE):
-        problems.append(f"the kernel ordered {n} built-in pairs, the test objects declare {len(BUILTIN_TABLE)}")
+    if n != out.bound or n != len(BUILTIN_PAIRS):
+        problems.append(f"the kernel ordered {n} built-in pairs, the test objects declare {len(BUILTIN_PAIRS)}")
     boot = [e for e in events if e.name.startswith("initexit_") and e.fields.get("path") == "boot"]
     seen = {i for i in (_int(e.fields.get("idx")) for e in boot) if i is not None}
     unreadable = [e.line for e in boot if _int(e.fields.get("idx")) is None]
     if unreadable:
         problems.append(f"boot initexit events without a numeric idx at lines {unreadable[:10]}")
-    # A blacklisted pair is in the trace too (it fails with -EPERM).
-    not_run = [_said(x) for x in notes if x.kind in ("skipped", "blacklisted")]
     skipped = [x for x in notes if x.kind == "skipped"]
-    if len(seen) + len(skipped) != n:
+    refused = {x.origin for x in notes if x.kind == "refused"}
+    in_refused = sum(1 for p in BUILTIN_PAIRS if p.origin in refused)
+    if len(seen) + len(skipped) + in_refused != n:
         problems.append(
-            f"the kernel ordered {n} built-in pairs, but the trace shows {len(seen)} "
-            f"and dmesg reports {len(skipped)} skipped"
+            f"the kernel ordered {n} built-in pairs, but the trace shows {len(seen)}, dmesg reports "
+            f"{len(skipped)} skipped and {in_refused} in refused objects"
         )
     plan, notices = boot_plan(blacklisted, fail_at, classic_calls(events))
     want_seen = {int(f["idx"]) for _, f in plan}
     if seen != want_seen:
         problems.append(f"boot trace shows pairs idx={sorted(seen)}, expected idx={sorted(want_seen)}")
-    notices_said = [_said(x) for x in notices if x.kind in ("skipped", "blacklisted")]
-    if not_run != notices_said:
-        problems.append(f"dmesg reports pairs not run: {not_run}, expected {notices_said}")
-    kept = [_said(x) for x in notes if x.kind == "not-unwound"]
-    kept_said = [_said(x) for x in notices if x.kind == "not-unwound"]
-    if kept != kept_said:
-        problems.append(f"dmesg reports failures not unwound: {kept}, expected {kept_said}")
+    for kinds, what in ((("skipped", "blacklisted"), "pairs not run"), (("failed",), "failures"),
+                        (("refused",), "objects refused")):
+        said = [_said(x) for x in notes if x.kind in kinds]
+        want = [_said(x) for x in notices if x.kind in kinds]
+        if said != want:
+            problems.append(f"dmesg reports {what}: {said}, expected {want}")
     starts = [_int(e.fields.get("idx")) for e in boot if e.name == "initexit_init_start"]
     want_starts: list[Optional[int]] = [int(f["idx"]) for name, f in plan if name == "initexit_init_start"]
     if starts != want_starts:
@@ -536,13 +615,14 @@ def check_builtin_pairs(events: list[Ev], dmesg: str, blacklisted: frozenset[str
 
 
 def _said(n: KernelNotice) -> str:
-    """A dmesg notice about a pair, as one line: ``skipped lib/x: f_init
-    (prio 10)``, ``not-unwound lib/x: f_init (prio 10) after g_init``,
-    ``not-unwound lib/x: f_init (prio 10): e_init has no exit``."""
-    why = ""
-    if n.kind == "not-unwound":
-        why = f": {n.other} has no exit" if n.why == "no-exit" else f" after {n.other}"
-    return f"{n.kind} {n.origin}: {n.func} (prio {n.prio}){why}"
+    """A dmesg notice about an object, as one line: ``skipped lib/x: f_init
+    (prio 10)``, ``failed lib/x: f_init (prio 10) -5 unwinding``, ``refused
+    lib/x: e_init undoable f_init``."""
+    if n.kind == "refused":
+        return f"refused {n.origin}: {n.func} {n.why} {n.other or n.value}"
+    if n.kind == "failed":
+        return f"failed {n.origin}: {n.func} (prio {n.prio}) {n.value} {n.why}"
+    return f"{n.kind} {n.origin}: {n.func} (prio {n.prio})"
 
 
 def check_stock_initcalls_kept(stock_report: str, patched_report: str) -> list[str]:
@@ -579,20 +659,25 @@ def check_blacklist_diff(diff: dict[str, Any], func: str = "tio_blacklist_me_ini
     """scripts/run --diff-with's NAME.diff.json (``python3 -m analysis
     diff``) of a full patched boot (A) and the same kernel booted with
     initcall_blacklist=FUNC (B) says exactly what the blacklist did: FUNC's
-    pair went from ok to failed (-EPERM), the later pairs of its object are
-    only in A (skipped), nothing is only in B (the earlier ones are not
-    unwound: others ran since) and no call moved."""
+    pair and its object's entry went from ok to failed (-EPERM), the later
+    pairs of its object are only in A (skipped), the exits of the earlier
+    ones only in B (unwound at once, newest first) and no call moved."""
     pair = next(p for p in BUILTIN_PAIRS if f"{p.name}_init" == func)
+    entry = ENTRIES[pair.origin].func
     problems: list[str] = []
-    want_results = [{"call": f"init {func} [boot {pair.origin}]", "a": "ok (ret=0)", "b": "failed (ret=-1)"}]
+    want_results = [{"call": f"init {entry} [boot]", "a": "ok (ret=0)", "b": "failed (ret=-1)"},
+                    {"call": f"init {func} [boot {pair.origin}]", "a": "ok (ret=0)", "b": "failed (ret=-1)"}]
     if diff.get("result_changes") != want_results:
         problems.append(f"result changes {diff.get('result_changes')}, want {want_results}")
-    later = {f"init {p.name}_init [boot {p.origin}]" for p in BUILTIN_PAIRS
-             if p.origin == pair.origin and p.has_init and p.prio > pair.prio}
+    mine = [p for p in BUILTIN_PAIRS if p.origin == pair.origin]
+    later = {f"init {p.name}_init [boot {p.origin}]" for p in mine if p.has_init and p.prio > pair.prio}
     if set(diff.get("only_a", ())) != later or not later:
         problems.append(f"only in the full boot: {diff.get('only_a')}, want the skipped {sorted(later)}")
-    if diff.get("only_b"):
-        problems.append(f"only in the blacklist boot: {diff['only_b'][:5]}")
+    # Sorted as the kernel sorts (ties in declaration order), undone newest first.
+    before = sorted((p for p in mine if p.has_exit and p.prio < pair.prio), key=lambda p: p.prio)[::-1]
+    unwound = [f"exit {p.name}_exit [boot {p.origin}]" for p in before]
+    if list(diff.get("only_b", ())) != unwound or not unwound:
+        problems.append(f"only in the blacklist boot: {diff.get('only_b')}, want the unwound {unwound}")
     _diff_unchanged_order(diff, problems)
     return problems
 
@@ -617,7 +702,8 @@ def check_blacklisted(events: list[Ev], dmesg: str, func: str = "tio_blacklist_m
     for it, and its init's own "initexit-boot-test: ... init" line is not in
     dmesg), the kernel said it was blacklisted, and its object went on as
     after a failure: the pair's init events say ret=-EPERM, the pairs before
-    it were unwound in reverse, the ones after it were skipped."""
+    it were unwound at once in reverse, the ones after it were skipped, and
+    its entry returned -EPERM."""
     problems = []
     name = func[: -len("_init")] if func.endswith("_init") else func
     if any(e.name == "initcall_start" and bare_func(e.fields.get("func", "")) == func for e in events):
@@ -629,6 +715,7 @@ def check_blacklisted(events: list[Ev], dmesg: str, func: str = "tio_blacklist_m
         problems.append(f"dmesg does not report that {func} was blacklisted")
     problems += check_builtin_order(events, blacklisted=frozenset({func}))
     problems += check_builtin_pairs(events, dmesg, blacklisted=frozenset({func}))
+    problems += check_entries(events, blacklisted=frozenset({func}))
     return problems
 
 
@@ -697,8 +784,13 @@ def check_initcall_debug(dmesg: str) -> list[str]:
                 return True
         return False
 
-    if not called("tio_core_init", -5000, "test_initexit_order"):
-        problems.append("no 'calling tio_core_init ... prio=-5000 origin=test_initexit_order' line")
+    # An entry prints its band's priority, a pair inside it its own.
+    if not called("tio_entry", 0, "test_initexit_order"):
+        problems.append("no 'calling tio_entry ... prio=0 modname=test_initexit_order' line")
+    if not called("tio_max_init", 499, "test_initexit_order"):
+        problems.append("no 'calling tio_max_init ... prio=499 modname=test_initexit_order' line")
+    if not called("til_entry", 1000, "test_initexit_late"):
+        problems.append("no 'calling til_entry ... prio=1000 modname=test_initexit_late' line")
     # The neighbour's pairs: initcall_debug prints KBUILD_MODNAME, which it
     # shares with lib/test_initexit_unwind.c; the trace has the path.
     if not called("tin0_init", None, "test_initexit_unwind"):
@@ -715,6 +807,7 @@ def boot_finished(dmesg: str) -> bool:
 
 
 def builtin_failure(dmesg: str, origin: str) -> list[KernelNotice]:
-    """The kernel's ``initexit: <origin>: f (prio P) failed with E`` messages
-    for ``origin``, unwound (``failed``) or not (``not-unwound``)."""
-    return [n for n in read_dmesg(dmesg).notices if n.kind in ("failed", "not-unwound") and n.origin == origin]
+    """The kernel's messages that ``origin``'s object failed: ``initexit:
+    <origin>: f (prio P) failed with E, ...`` (``failed``) or that the bind
+    refused it (``refused``)."""
+    return [n for n in read_dmesg(dmesg).notices if n.kind in ("failed", "refused") and n.origin == origin]

@@ -78,16 +78,25 @@ def test_every_builtin_pair_is_accounted_for() -> None:
     assert bootcheck.check_builtin_pairs(events("INITEXIT_RUN_DIR"), dmesg) == []
 
 
+def test_builtin_objects_run_at_their_entries() -> None:
+    # Each object's pairs inside its entry's initcall, the entries in link
+    # order within their band, each returning the model's result.
+    assert bootcheck.check_entries(events("INITEXIT_RUN_DIR")) == []
+
+
 def test_boot_finished_after_builtin_failure() -> None:
     d = run_dir("INITEXIT_RUN_DIR")
     dmesg = (d / "dmesg.txt").read_text(errors="replace")
     failed = bootcheck.builtin_failure(dmesg, bootcheck.UNWIND)
-    assert [(n.kind, n.func, n.prio, n.value) for n in failed] == [("not-unwound", "tiu2_init", 10, -202)]
+    assert [(n.kind, n.func, n.prio, n.value, n.why) for n in failed] == [
+        ("failed", "tiu2_init", 200, -202, "unwinding")]
     failed = bootcheck.builtin_failure(dmesg, bootcheck.ADJACENT)
-    assert [(n.kind, n.func, n.prio, n.value) for n in failed] == [("failed", "tia3_init", 4, -303)]
+    assert [(n.kind, n.func, n.prio, n.value, n.why) for n in failed] == [
+        ("failed", "tia3_init", 4, -303, "unwinding")]
+    # tik1 has no exit and runs before tik2: the kernel refuses the object
+    # at boot, none of its pairs runs.
     failed = bootcheck.builtin_failure(dmesg, bootcheck.KEEP)
-    assert [(n.kind, n.func, n.value, n.other, n.why) for n in failed] == [
-        ("not-unwound", "tik2_init", -308, "tik1_init", "no-exit")]
+    assert [(n.kind, n.func, n.other, n.why) for n in failed] == [("refused", "tik1_init", "tik2_init", "undoable")]
     assert bootcheck.boot_finished(dmesg)
 
 

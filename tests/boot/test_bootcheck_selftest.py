@@ -73,24 +73,27 @@ def test_order_check_catches_swapped_equal_priorities() -> None:
 
 
 def test_order_check_catches_pair_in_wrong_level() -> None:
-    # tio_pre_core (-5200) must run before band core; move the band event up.
+    # The device level's events after tio_entry returned: its pairs ran in
+    # band rootfs, not in their entry's band device.
     lines = text(PATCHED).splitlines(keepends=True)
-    core = find_line(lines, "initcall_band:", "band=core ")
-    pre = find_line(lines, "initexit_init_start:", "func=tio_pre_core_init")
-    assert pre < core
-    problems = bootcheck.check_builtin_order(evs(move_line(lines, core, pre)))
-    assert any("tio_pre_core_init" in p and "expected pure" in p for p in problems)
+    level = find_line(lines, "initcall_level:", "level=device")
+    band = find_line(lines, "initcall_band:", "band=device ")
+    assert band == level + 1
+    after = find_line(lines, "initcall_finish:", "func=tio_entry+")
+    bad = "".join(lines[:level] + lines[band + 1:after + 1] + lines[level:band + 1] + lines[after + 1:])
+    problems = bootcheck.check_builtin_order(evs(bad))
+    assert any("tio_dev_a_init" in p and "ran in band rootfs, expected device" in p for p in problems), problems
 
 
 def test_order_check_catches_pair_in_wrong_band() -> None:
-    # tio_between (750) runs in band device_sync [500, 1000): with the
-    # device_sync event after it, it ran in band device.
+    # tio_max (499) runs in tio_entry, in band device [0, 500): with the
+    # device_sync event before it, it ran in band device_sync.
     lines = text(PATCHED).splitlines(keepends=True)
     sync = find_line(lines, "initcall_band:", "band=device_sync")
-    between = find_line(lines, "initexit_init_finish:", "func=tio_between_init")
-    assert sync < between
-    problems = bootcheck.check_builtin_order(evs(move_line(lines, sync, between + 1)))
-    assert any("tio_between_init" in p and "ran in band device," in p for p in problems), problems
+    tio_max = find_line(lines, "initexit_init_start:", "func=tio_max_init")
+    assert tio_max < sync
+    problems = bootcheck.check_builtin_order(evs(move_line(lines, sync, tio_max)))
+    assert any("tio_max_init" in p and "ran in band device_sync," in p for p in problems), problems
 
 
 def test_band_check_passes_on_real_capture() -> None:
@@ -182,34 +185,96 @@ def test_unwind_check_catches_missing_unwind() -> None:
     assert bootcheck.check_builtin_unwind(evs(bad)) != []
 
 
-def test_unwind_check_catches_an_unwind_after_other_calls() -> None:
-    # test_initexit_unwind unwound although other initcalls ran since its
-    # first init (what the series did before the rule): tiu1's and tiu0's
-    # exits after tiu2 failed, made from the adjacent object's unwind.
-    report = text(PATCHED)
-    lines = report.splitlines(keepends=True)
-    at = find_line(lines, "initexit_init_finish:", "func=tiu2_init") + 1
-    unwind = [x.replace("origin=lib/test_initexit_adjacent idx=11 prio=3 func=tia2_exit",
-                        "origin=lib/test_initexit_unwind idx=5 prio=-900 func=tiu1_exit")
-              .replace("failed_idx=12 failed_prio=4 failed_func=tia3_init error=-303",
-                       "failed_idx=17 failed_prio=10 failed_func=tiu2_init error=-202")
-              for x in lines if "func=tia2_exit" in x]
-    assert len(unwind) == 3
-    bad = "".join(lines[:at] + unwind + lines[at:])
+def test_unwind_check_catches_a_failure_not_unwound() -> None:
+    # What the series did before stage b with test_initexit_unwind (its pairs
+    # spread over the bands): tiu2 failed and nothing was unwound.
+    bad = drop_lines(text(PATCHED), r"origin=lib/test_initexit_unwind .*func=tiu[01]_exit")
     problems = bootcheck.check_builtin_unwind(evs(bad))
     assert any(p.startswith("lib/test_initexit_unwind events:") for p in problems), problems
+
+
+def test_unwind_check_catches_the_refused_object_running() -> None:
+    # test_initexit_keep must not run at all: a kernel without the bind's
+    # undoable rule ran tik0 (and failed at tik2 without unwinding).
+    report = text(PATCHED)
+    lines = report.splitlines(keepends=True)
+    at = find_line(lines, "initcall_finish:", "func=tik_entry+")
+    tik0 = [x.replace("origin=lib/test_initexit_adjacent idx=18 prio=1 func=tia0_init",
+                      "origin=lib/test_initexit_keep idx=24 prio=6 func=tik0_init")
+            for x in lines if "initexit_init_" in x and "func=tia0_init" in x]
+    assert len(tik0) == 2
+    problems = bootcheck.check_builtin_unwind(evs("".join(lines[:at] + tik0 + lines[at:])))
+    assert any(p.startswith("lib/test_initexit_keep events:") for p in problems), problems
 
 
 def test_unwind_check_catches_later_pair_running() -> None:
     report = text(PATCHED)
     line = next(x for x in report.splitlines(keepends=True) if "init_start:" in x and "func=tiu2_init" in x)
-    bad = report + line.replace("tiu2_init", "tiu3_init").replace("prio=10", "prio=20")
+    bad = report + line.replace("tiu2_init", "tiu3_init").replace("prio=200", "prio=300").replace("idx=10", "idx=11")
     assert bootcheck.check_builtin_unwind(evs(bad)) != []
 
 
 def test_unwind_check_catches_neighbour_touched() -> None:
     bad = drop_lines(text(PATCHED), r"func=tin1_init")
     assert bootcheck.check_builtin_unwind(evs(bad)) != []
+
+
+# --- each object ran at its entry ---
+
+
+def test_entry_check_passes_on_real_captures() -> None:
+    assert bootcheck.check_entries(evs(text(PATCHED))) == []
+    assert bootcheck.check_entries(evs(text("blacklist-boot.report.txt")),
+                                   blacklisted=frozenset({"tio_blacklist_me_init"})) == []
+
+
+def test_entry_check_catches_pairs_outside_their_entry() -> None:
+    # tio_entry returned before tio_max ran: what the old priority merge
+    # did, a pair run as a call of do_initcalls() itself.
+    lines = text(PATCHED).splitlines(keepends=True)
+    tio_max = find_line(lines, "initexit_init_start:", "func=tio_max_init")
+    finish = find_line(lines, "initcall_finish:", "func=tio_entry+")
+    problems = bootcheck.check_entries(evs(move_line(lines, finish, tio_max)))
+    assert any("lib/test_initexit_order: initexit events outside its entry tio_entry" in p for p in problems), problems
+
+
+def test_entry_check_catches_entries_out_of_link_order() -> None:
+    # tio_entry and tiu_entry trade names: the entries ran in the wrong
+    # order, each around the other object's pairs.
+    bad = text(PATCHED).replace("func=tio_entry+", "func=@@+").replace(
+        "func=tiu_entry+", "func=tio_entry+").replace("func=@@+", "func=tiu_entry+")
+    problems = bootcheck.check_entries(evs(bad))
+    assert any(p.startswith("the entries ran as [('tiu_entry', 'device', 0), ('tio_entry', 'device', -202)")
+               for p in problems), problems
+    assert any("outside its entry" in p for p in problems), problems
+
+
+def test_entry_check_catches_a_wrong_return() -> None:
+    # tia_entry hides its failure; tik_entry (refused) returns 0.
+    for old, new in (("func=tia_entry+0x0 ret=-303", "func=tia_entry+0x0 ret=0"),
+                     ("func=tik_entry+0x0 ret=-8", "func=tik_entry+0x0 ret=0")):
+        bad = text(PATCHED).replace(old, new)
+        assert bad != text(PATCHED)
+        problems = bootcheck.check_entries(evs(bad))
+        assert len(problems) == 1 and problems[0].startswith("the entries ran as"), problems
+
+
+def test_entry_check_catches_the_late_entry_in_the_device_band() -> None:
+    # til_entry moved up, right after tit_entry: a late object run as a
+    # device one.
+    lines = text(PATCHED).splitlines(keepends=True)
+    a = find_line(lines, "initcall_start:", "func=til_entry+")
+    b = find_line(lines, "initcall_finish:", "func=til_entry+") + 1
+    at = find_line(lines, "initcall_finish:", "func=tit_entry+") + 1
+    bad = "".join(lines[:at] + lines[a:b] + lines[at:a] + lines[b:])
+    problems = bootcheck.check_entries(evs(bad))
+    assert any("('til_entry', 'device', 0)" in p for p in problems), problems
+
+
+def test_entry_check_catches_a_missing_entry() -> None:
+    bad = drop_lines(text(PATCHED), r"func=tin_entry\+")
+    problems = bootcheck.check_entries(evs(bad))
+    assert any("its entry tin_entry never ran" in p for p in problems), problems
 
 
 def test_stock_check_passes_on_real_captures() -> None:
@@ -281,14 +346,14 @@ def set_field(report: str, field: str, value: str, *parts: str) -> str:
 
 ORDER_FIELD_CASES = [
     # (event, func, field, wrong value)
-    ("initexit_init_finish:", "func=tio_core_init ", "prio", "-4000"),
-    ("initexit_init_start:", "func=tio_between_init", "prio", "751"),
-    ("initexit_init_start:", "func=tio_between_init", "idx", "12"),
-    ("initexit_init_finish:", "func=tio_dev_b_init", "idx", "7"),
-    ("initexit_init_start:", "func=tio_past_init", "path", "module"),
-    ("initexit_init_finish:", "func=tio_past_init", "path", "module"),
+    ("initexit_init_finish:", "func=tio_dev_a_init ", "prio", "1"),
+    ("initexit_init_start:", "func=tio_between_init", "prio", "251"),
+    ("initexit_init_start:", "func=tio_between_init", "idx", "6"),
+    ("initexit_init_finish:", "func=tio_dev_b_init", "idx", "1"),
+    ("initexit_init_start:", "func=tio_one_init", "path", "module"),
+    ("initexit_init_finish:", "func=tio_one_init", "path", "module"),
     ("initexit_init_finish:", "func=tio_max_init", "ret", "-12"),
-    ("initexit_init_finish:", "func=tio_min_init", "duration_ns", "-1"),
+    ("initexit_init_finish:", "func=tio_dev_a_init", "duration_ns", "-1"),
 ]
 
 
@@ -301,25 +366,29 @@ def test_order_check_catches_wrong_field(event: str, func: str, field: str, valu
 
 UNWIND_FIELD_CASES = [
     ("initexit_init_finish:", "func=tiu2_init", "ret", "-201"),
-    ("initexit_init_finish:", "func=tiu2_init", "prio", "20"),
-    ("initexit_init_start:", "func=tiu1_init", "idx", "4"),
+    ("initexit_init_finish:", "func=tiu2_init", "prio", "201"),
+    ("initexit_init_start:", "func=tiu1_init", "idx", "8"),
+    ("initexit_unwind:", "func=tiu1_exit", "failed_idx", "11"),
+    ("initexit_exit_start:", "func=tiu0_exit", "reason", "unload"),
     ("initexit_init_finish:", "func=tia3_init", "ret", "-302"),
-    ("initexit_init_start:", "func=tik1_init", "has_exit", "1"),
+    ("initexit_init_start:", "func=til0_init", "has_exit", "0"),
     ("initexit_unwind:", "func=tia2_exit", "failed_prio", "5"),
     ("initexit_unwind:", "func=tia0_exit", "failed_prio", "3"),
-    ("initexit_unwind:", "func=tia2_exit", "failed_idx", "13"),
+    ("initexit_unwind:", "func=tia2_exit", "failed_idx", "22"),
     ("initexit_unwind:", "func=tia2_exit", "failed_func", "tia4_init"),
     ("initexit_unwind:", "func=tia0_exit", "error", "-302"),
-    ("initexit_unwind:", "func=tia2_exit", "idx", "10"),
+    ("initexit_unwind:", "func=tia2_exit", "idx", "19"),
     ("initexit_unwind:", "func=tia0_exit", "prio", "2"),
     ("initexit_unwind:", "func=tia0_exit", "path", "module"),
-    ("initexit_exit_start:", "func=tia2_exit", "idx", "12"),
+    ("initexit_exit_start:", "func=tia2_exit", "idx", "21"),
     ("initexit_exit_start:", "func=tia0_exit", "prio", "0"),
     ("initexit_exit_start:", "func=tia2_exit", "reason", "unload"),
     ("initexit_exit_finish:", "func=tia0_exit", "reason", "unload"),
     ("initexit_exit_finish:", "func=tia2_exit", "path", "module"),
-    ("initexit_init_finish:", "func=tin1_init", "prio", "16"),
+    ("initexit_init_finish:", "func=tin1_init", "prio", "151"),
     ("initexit_init_start:", "func=tin2_init", "idx", "15"),
+    ("initexit_init_finish:", "func=til1_init", "prio", "1500"),
+    ("initexit_init_start:", "func=tit_a_init", "idx", "31"),
 ]
 
 
@@ -342,6 +411,15 @@ def test_unwind_check_catches_missing_field() -> None:
     assert any("failed_prio=None, expected failed_prio=4" in p for p in problems), problems
 
 
+def test_unwind_check_catches_the_tie_as_two_objects() -> None:
+    # tie_b.o and tie_a.o as two objects (before the tie was one object):
+    # tit_b's events with its own file's origin.
+    bad = "".join(x.replace("origin=lib/test_initexit_tie/test_initexit_tie", "origin=lib/test_initexit_tie/tie_b")
+                  if "func=tit_b_init" in x else x for x in text(PATCHED).splitlines(keepends=True))
+    problems = bootcheck.check_builtin_unwind(evs(bad))
+    assert any(p.startswith("lib/test_initexit_tie/test_initexit_tie events:") for p in problems), problems
+
+
 def test_unwind_check_catches_wrong_origin() -> None:
     # The unwind of tia0 reported as the neighbour's: both objects are wrong.
     bad = set_field(text(PATCHED), "origin", "lib/test_initexit_neighbour/test_initexit_unwind", "initexit_unwind:", "func=tia0_exit")
@@ -354,7 +432,8 @@ def test_order_check_catches_extra_exit() -> None:
     # A built-in object that did not fail must see no exit at boot.
     report = text(PATCHED)
     line = next(x for x in report.splitlines(keepends=True) if "exit_start:" in x and "func=tia0_exit" in x)
-    extra = line.replace("origin=lib/test_initexit_adjacent idx=9 prio=1 func=tia0_exit", "origin=lib/test_initexit_order idx=27 prio=2147483647 func=tio_max_exit")
+    extra = line.replace("origin=lib/test_initexit_adjacent idx=18 prio=1 func=tia0_exit",
+                         "origin=lib/test_initexit_order idx=6 prio=499 func=tio_max_exit")
     problems = bootcheck.check_builtin_order(evs(report + extra))
     assert any(p.startswith("lib/test_initexit_order events:") for p in problems), problems
 
@@ -370,16 +449,18 @@ def test_pair_check_passes_on_real_captures() -> None:
 
 
 def test_pair_check_catches_wrong_count() -> None:
-    dmesg = re.sub(r"ordered 28 built-in pairs", "ordered 29 built-in pairs", text("patched-dmesg.txt"))
+    dmesg = re.sub(r"ordered 26 built-in pairs", "ordered 27 built-in pairs", text("patched-dmesg.txt"))
     problems = bootcheck.check_builtin_pairs(evs(text(PATCHED)), dmesg)
-    assert any("ordered 29 built-in pairs, the test objects declare 28" in p for p in problems), problems
-    assert any("the trace shows 25 and dmesg reports 3 skipped" in p for p in problems), problems
+    assert any("ordered 27 built-in pairs, the test objects declare 26" in p for p in problems), problems
+    assert any("the trace shows 20, dmesg reports 3 skipped and 3 in refused objects" in p
+               for p in problems), problems
 
 
 def test_pair_check_catches_pair_missing_from_trace() -> None:
     bad = drop_lines(text(PATCHED), r"func=tin2_init")
     problems = bootcheck.check_builtin_pairs(evs(bad), text("patched-dmesg.txt"))
-    assert any("the trace shows 24 and dmesg reports 3 skipped" in p for p in problems), problems
+    assert any("the trace shows 19, dmesg reports 3 skipped and 3 in refused objects" in p
+               for p in problems), problems
 
 
 def test_pair_check_catches_unreported_skip() -> None:
@@ -388,19 +469,44 @@ def test_pair_check_catches_unreported_skip() -> None:
     assert any(p.startswith("dmesg reports pairs not run") for p in problems), problems
 
 
+def test_pair_check_catches_an_unreported_refusal() -> None:
+    # The kernel refused test_initexit_keep without saying so (or did not
+    # refuse it and its pairs vanished): its three pairs are unaccounted for.
+    dmesg = drop_lines(text("patched-dmesg.txt"), r"initexit: lib/test_initexit_keep: tik1_init has no exit")
+    problems = bootcheck.check_builtin_pairs(evs(text(PATCHED)), dmesg)
+    assert any("the trace shows 20, dmesg reports 3 skipped and 0 in refused objects" in p for p in problems), problems
+    assert any(p.startswith("dmesg reports objects refused: []") for p in problems), problems
+
+
+def test_pair_check_catches_a_wrong_failure_message() -> None:
+    dmesg = text("patched-dmesg.txt").replace(
+        "tia3_init (prio 4) failed with -303, unwinding lib/test_initexit_adjacent",
+        "tia3_init (prio 4) failed with -303, nothing to unwind")
+    problems = bootcheck.check_builtin_pairs(evs(text(PATCHED)), dmesg)
+    assert len(problems) == 1 and problems[0].startswith("dmesg reports failures:"), problems
+    assert "-303 nothing" in problems[0] and "-303 unwinding" in problems[0], problems
+
+
+def test_pair_check_ignores_the_kunit_suites_refusals() -> None:
+    # The KUnit bind test's own tables (origins b, c, d, f, g) are refused
+    # too: they are not the test objects'.
+    assert "initexit: b: 0 entries for its pairs, not 1: none runs" in text("patched-dmesg.txt")
+    assert bootcheck.check_builtin_pairs(evs(text(PATCHED)), text("patched-dmesg.txt")) == []
+
+
 def test_pair_check_catches_unknown_pair() -> None:
-    # A 29th built-in pair ran (and the kernel counted it).
+    # A 27th built-in pair ran (and the kernel counted it).
     report = text(PATCHED)
     line = next(x for x in report.splitlines(keepends=True) if "init_start:" in x and "func=tio_max_init" in x)
-    extra = line.replace("origin=lib/test_initexit_order idx=27", "origin=other idx=28")
-    dmesg = text("patched-dmesg.txt").replace("ordered 28 built-in", "ordered 29 built-in")
+    extra = line.replace("origin=lib/test_initexit_order idx=6", "origin=other idx=33")
+    dmesg = text("patched-dmesg.txt").replace("ordered 26 built-in", "ordered 27 built-in")
     problems = bootcheck.check_builtin_pairs(evs(report + extra), dmesg)
     assert any("expected idx=" in p for p in problems), problems
 
 
 def test_pair_check_catches_pairs_out_of_idx_order() -> None:
-    bad = swap_lines(text(PATCHED), "initexit_init_start:  path=boot origin=lib/test_initexit_unwind idx=5",
-                     "initexit_init_start:  path=boot origin=lib/test_initexit_neighbour/test_initexit_unwind idx=6")
+    bad = swap_lines(text(PATCHED), "initexit_init_start:  path=boot origin=lib/test_initexit_unwind idx=8",
+                     "initexit_init_start:  path=boot origin=lib/test_initexit_neighbour/test_initexit_unwind idx=14")
     problems = bootcheck.check_builtin_pairs(evs(bad), text("patched-dmesg.txt"))
     assert any(p.startswith("boot init_start idx order") for p in problems), problems
 
@@ -490,10 +596,11 @@ def test_boot_log_check_passes_on_real_dmesg() -> None:
 
 def test_boot_log_check_catches_tie_in_name_order() -> None:
     # tit_a before tit_b: the tie across two files in name order.
-    bad = swap_lines(text("patched-dmesg.txt"), "initexit-boot-test: tie_b init tit_b",
-                     "initexit-boot-test: tie_a init tit_a")
+    bad = swap_lines(text("patched-dmesg.txt"), "initexit-boot-test: test_initexit_tie init tit_b",
+                     "initexit-boot-test: test_initexit_tie init tit_a")
     problems = bootcheck.check_boot_log(bad)
-    assert problems and "got 'tie_a init tit_a', expected 'tie_b init tit_b'" in problems[0], problems
+    assert problems and ("got 'test_initexit_tie init tit_a', expected 'test_initexit_tie init tit_b'"
+                         in problems[0]), problems
 
 
 def test_boot_log_check_catches_missing_unwind_and_no_lines() -> None:

@@ -66,42 +66,60 @@ def test_band_table_matches_the_series() -> None:
 
 
 def test_builtin_pairs_match_the_series() -> None:
-    # bootcheck.BUILTIN_PAIRS (from which the boot checks derive every
-    # expected idx, prio and func) is what the lib test objects patch declares,
-    # in lib/Makefile's link order.
+    # bootcheck.BUILTIN_PAIRS and ENTRIES (from which the boot checks derive
+    # every expected idx, prio, func and entry) are what the lib test
+    # objects patch declares, in lib/Makefile's link order.
     text = "".join(p.read_text() for p in sorted((ROOT / "patches").glob("[0-9]*-lib-add-boot-tests-*.patch")))
-    consts = {"INT_MIN": bootcheck.INT_MIN, "INT_MAX": bootcheck.INT_MAX,
-              "INITCALL_PRIO_CORE": bootcheck.BAND_PRIO["core"]}
+    consts = {f"INITCALL_PRIO_{name.upper()}": prio for name, prio in bootcheck.BAND_PRIO.items()}
+
+    def value(expr: str) -> int:
+        m = re.fullmatch(r"(\w+)(?: ([+-]) (\d+))?", expr.strip())
+        if m is None or m.group(1) not in consts:
+            return int(expr)
+        return consts[m.group(1)] + (int(m.group(3)) * (1 if m.group(2) == "+" else -1) if m.group(2) else 0)
+
+    def body(path: str) -> str:
+        b = text[text.index(f"+++ b/{path}\n"):]
+        return b[:b.index("\ndiff --git")] if "\ndiff --git" in b else b
+
+    # Each file's pairs in declaration order, its entry after them.
+    files = {bootcheck.ORDER: ["lib/test_initexit_order.c"], bootcheck.UNWIND: ["lib/test_initexit_unwind.c"],
+             bootcheck.NEIGHBOUR: ["lib/test_initexit_neighbour/test_initexit_unwind.c"],
+             bootcheck.ADJACENT: ["lib/test_initexit_adjacent.c"], bootcheck.KEEP: ["lib/test_initexit_keep.c"],
+             bootcheck.LATE: ["lib/test_initexit_late.c"],
+             bootcheck.TIE: ["lib/test_initexit_tie/tie_b.c", "lib/test_initexit_tie/tie_a.c"]}
+    assert list(files) == list(bootcheck.ORIGINS)
     declared: list[tuple[str, str, int, bool, bool]] = []
-    for origin, macro, prefix in ((bootcheck.ORDER, "BOOT_PAIR", ""),
-                                  (bootcheck.UNWIND, "UNWIND_PAIR", "tiu"),
-                                  (bootcheck.NEIGHBOUR, "NEIGHBOUR_PAIR", "tin")):
-        for m in re.finditer(rf"^\+{macro}\((\w+), (-?\w+)\);$", text, re.M):
-            prio = consts[m.group(2)] if m.group(2) in consts else int(m.group(2))
-            declared.append((origin, prefix + m.group(1), prio, True, True))
-    # test_initexit_adjacent.c, test_initexit_keep.c and the two tie files
-    # declare their pairs one by one (tia1 has no init, tik1 no exit).
-    for origin in (bootcheck.ADJACENT, bootcheck.KEEP, bootcheck.TIE_B, bootcheck.TIE_A):
-        body = text[text.index(f"+++ b/{origin}.c\n"):]
-        body = body[:body.index("\ndiff --git")] if "\ndiff --git" in body else body
-        for m in re.finditer(r"^\+module_init_exit\((-?\d+), (\w+), (\w+)\);$", body, re.M):
-            init, exit_ = m.group(2), m.group(3)
-            name = (init if init != "NULL" else exit_).rsplit("_", 1)[0]
-            assert init in (f"{name}_init", "NULL") and exit_ in (f"{name}_exit", "NULL"), m.group(0)
-            declared.append((origin, name, int(m.group(1)), exit_ != "NULL", init != "NULL"))
+    entries: dict[str, tuple[str, str]] = {}
+    for origin, paths in files.items():
+        for path in paths:
+            src = body(path)
+            for m in re.finditer(r"^\+(?:BOOT|UNWIND|NEIGHBOUR|LATE)_PAIR\((\w+), ([^)]+?)\);$", src, re.M):
+                prefix = {"lib/test_initexit_unwind.c": "tiu", "lib/test_initexit_late.c": "til"}.get(
+                    path, "tin" if "neighbour" in path else "")
+                declared.append((origin, prefix + m.group(1), value(m.group(2)), True, True))
+            for m in re.finditer(r"^\+module_init_exit\((-?\d+), (\w+), (\w+)\);$", src, re.M):
+                init, exit_ = m.group(2), m.group(3)
+                name = (init if init != "NULL" else exit_).rsplit("_", 1)[0]
+                assert init in (f"{name}_init", "NULL") and exit_ in (f"{name}_exit", "NULL"), m.group(0)
+                declared.append((origin, name, int(m.group(1)), exit_ != "NULL", init != "NULL"))
+            for m in re.finditer(r"^\+(module|late)_init_exit_entry\((\w+)\);$", src, re.M):
+                assert origin not in entries, f"{origin}: two entries"
+                entries[origin] = (m.group(2), "device" if m.group(1) == "module" else "late")
     got = [(p.origin, p.name, p.prio, p.has_exit, p.has_init) for p in bootcheck.BUILTIN_PAIRS]
     assert got == declared
+    assert entries == {o: (e.func, e.band) for o, e in bootcheck.ENTRIES.items()}
     assert ("test_initexit_order.o \\\n+\t\t\t\t    test_initexit_unwind.o \\\n"
             "+\t\t\t\t    test_initexit_neighbour/ \\\n+\t\t\t\t    test_initexit_adjacent.o \\\n"
-            "+\t\t\t\t    test_initexit_keep.o \\\n+\t\t\t\t    test_initexit_tie/\n") in text
-    # The tie files are linked in the reverse of their names' order.
-    assert "+obj-y += tie_b.o tie_a.o\n" in text
-    assert bootcheck.TIE_B.rsplit("/", 1)[0] == bootcheck.TIE_A.rsplit("/", 1)[0] == "lib/test_initexit_tie"
-    assert bootcheck.TIE_A < bootcheck.TIE_B
-    # Each origin is a file of the patch: KBUILD_MODFILE is its path without ".c".
-    for origin in (bootcheck.ORDER, bootcheck.UNWIND, bootcheck.NEIGHBOUR, bootcheck.ADJACENT, bootcheck.KEEP,
-                   bootcheck.TIE_B, bootcheck.TIE_A):
-        assert f"+++ b/{origin}.c\n" in text, origin
+            "+\t\t\t\t    test_initexit_keep.o \\\n+\t\t\t\t    test_initexit_late.o \\\n"
+            "+\t\t\t\t    test_initexit_tie/\n") in text
+    # The tie's two files make one object, tie_b.o linked first: the
+    # reverse of their names' order.  KBUILD_MODFILE is the object's path.
+    assert "+obj-y += test_initexit_tie.o\n+test_initexit_tie-y := tie_b.o tie_a.o\n" in text
+    # Each other origin is a file of the patch: KBUILD_MODFILE is its path without ".c".
+    for origin in bootcheck.ORIGINS:
+        if origin != bootcheck.TIE:
+            assert f"+++ b/{origin}.c\n" in text, origin
     # The neighbour shares the unwind test's KBUILD_MODNAME (its file name).
     assert bootcheck.NEIGHBOUR.rsplit("/", 1)[1] == bootcheck.UNWIND.rsplit("/", 1)[1]
     assert "+obj-y += test_initexit_unwind.o\n" in text
