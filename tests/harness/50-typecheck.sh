@@ -23,8 +23,9 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # The good build, the 9 bad ones of the first table, modpost on the good
-# one and the 2 of the second table.
-ktap_plan 13
+# one, the 2 of the second table, and modpost's module_init_exit() rules:
+# one good build and the 4 of the third table.
+ktap_plan 18
 
 # build DIR INIT-DEFINITION EXIT-DEFINITION : a module in $tmp/DIR (no
 # spaces: kbuild's M=) declaring module_init_exit(1, t_init, t_exit) plus a
@@ -43,8 +44,28 @@ $(printf '%b' "$3")
 module_init_exit(1, t_init, t_exit);
 module_init_exit(2, NULL, t_exit);
 module_init_exit(3, t_init, NULL);
+module_init_exit_entry(t_entry);
 MODULE_LICENSE("GPL");
 EOF
+	locked_make "$tree" -s M="$d" modules >"$tmp/$1.log" 2>&1
+}
+
+# build_pairs DIR BODY : a module in $tmp/DIR whose pairs and entries are
+# BODY (a "\n" is a line break), with t_N_init and t_N_exit defined for
+# N = 1..4; build output in DIR.log.
+build_pairs() {
+	local d=$tmp/$1 i
+	mkdir -p "$d"
+	echo 'obj-m += rules.o' >"$d/Kbuild"
+	{
+		printf '// SPDX-License-Identifier: GPL-2.0\n#include <linux/init.h>\n#include <linux/module.h>\n'
+		for i in 1 2 3 4; do
+			printf 'static int __init __maybe_unused t_%s_init(void) { return 0; }\n' "$i"
+			printf 'static void __exit __maybe_unused t_%s_exit(void) { }\n' "$i"
+		done
+		printf '%b\n' "$2"
+		printf 'MODULE_LICENSE("GPL");\n'
+	} >"$d/rules.c"
 	locked_make "$tree" -s M="$d" modules >"$tmp/$1.log" 2>&1
 }
 
@@ -101,5 +122,35 @@ while IFS='|' read -r name init exit fn sec; do
 done <<EOF
 an __init exit|$good_init|static void __init t_exit(void) { }|t_exit|.init.text
 an __exit init|static int __exit t_init(void) { return 0; }|$good_exit|t_init|.exit.text
+EOF
+
+# modpost's module_init_exit() rules (scripts/mod/modpost.c,
+# check_initexit()) hold for a module as for a built-in object, so one
+# source cannot build as =m and be refused at boot as =y.  Pairs that keep
+# every rule build; each broken rule stops the build, naming the pairs.
+build_pairs rules-ok 'module_init_exit(10, t_1_init, t_1_exit);\nmodule_init_exit(20, t_2_init, NULL);\nmodule_init_exit_entry(t_entry);'
+rc=$?
+if [ "$rc" = 0 ] && ! grep -q 'ERROR: modpost' "$tmp/rules-ok.log"; then
+	ktap_ok "modpost: pairs in the entry's band, an exit-less last init: builds"
+else
+	ktap_fail "modpost: pairs in the entry's band, an exit-less last init: builds"
+	sed 's/^/# /' "$tmp/rules-ok.log" | tail -10
+fi
+while IFS='|' read -r name body msg; do
+	n=$((n + 1))
+	build_pairs "rules$n" "$body"
+	rc=$?
+	if [ "$rc" != 0 ] && grep -qF "$msg" "$tmp/rules$n.log"; then
+		ktap_ok "modpost: $name: the build fails with \"$msg\""
+	else
+		ktap_fail "modpost: $name: the build fails with \"$msg\""
+		ktap_diag "make exited $rc"
+		sed 's/^/# /' "$tmp/rules$n.log" | tail -10
+	fi
+done <<EOF
+pairs without an entry|module_init_exit(10, t_1_init, t_1_exit);|module_init_exit(10, t_1_init, t_1_exit) has no entry
+a pair outside its entry's band|module_init_exit(10, t_1_init, t_1_exit);\nmodule_init_exit(1000, t_2_init, t_2_exit);\nmodule_init_exit_entry(t_entry);|is outside the band [0, 500) of its entry t_entry
+an exit-less init before another init|module_init_exit(10, t_1_init, NULL);\nmodule_init_exit(20, t_2_init, t_2_exit);\nmodule_init_exit_entry(t_entry);|t_1_init has no exit and runs before t_2_init
+two entries|module_init_exit(10, t_1_init, t_1_exit);\nmodule_init_exit_entry(t_entry);\nmodule_init_exit_entry(t_other_entry);|two entries, t_
 EOF
 ktap_finish

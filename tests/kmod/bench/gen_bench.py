@@ -78,6 +78,7 @@ def pairs(n: int) -> str:
     out = [HEADER.format(kind="pairs", n=n, extra_include="#include <linux/initexit.h>\n")]
     out += [WORK.format(i=i) for i in range(n)]
     out += [f"module_init_exit({i}, bench_init_{i}, bench_exit_{i});\n" for i in range(n)]
+    out.append("module_init_exit_entry(bench_pairs_init);\n")
     out.append("\n" + FOOTER.format(n=n, how="one module_init_exit() pair each"))
     return "".join(out)
 

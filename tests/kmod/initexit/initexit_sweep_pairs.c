@@ -90,5 +90,7 @@ module_init_exit(20, cache_init, cache_exit);
 module_init_exit(30, misc_init, misc_exit);
 module_init_exit(40, proc_init, proc_exit);
 
+module_init_exit_entry(initexit_sweep_pairs_init);
+
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("fault sweep: four steps as module_init_exit() pairs");

@@ -56,5 +56,7 @@ static void __exit two_bufs_exit(void)
 module_init_exit(10, two_cache_init, two_cache_exit);
 module_init_exit(20, two_bufs_init, two_bufs_exit);
 
+module_init_exit_entry(initexit_sweep_two_init);
+
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("fault sweep: a slab cache, then two kmalloc()s in one init");
