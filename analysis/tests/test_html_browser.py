@@ -33,6 +33,7 @@ from analysis.page_structure import ROW_H, clean_func, section_key
 from analysis.parse import parse_text
 from analysis.render_svg import render_svg
 from analysis.synth import Pair, Task, TraceWriter, simulate_module_load, simulate_module_unload
+from analysis.tests.test_svg import two_second_boot
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CAPTURED = os.path.join(HERE, "fixtures", "captured")
@@ -624,16 +625,6 @@ def test_search_dims_boxes(browser: Browser, tmp_path: Any) -> None:
     assert start <= fail[0].start_ns and max(s.end_ns or 0 for s in fail) <= end
     assert end - start < 20_000_000
     assert browser.errors() == []
-
-
-def two_second_boot() -> Verdict:
-    """2.1 s of boot: the overview's tick label at 2.0 s fell on the axis
-    name ("trace cl2.0ck (s)")."""
-    w = TraceWriter()
-    init = Task("swapper/0", 1, 0)
-    w.initcall(init, "slow_init", 0, 1_000_000_000)
-    w.initcall(init, "slower_init", 0, 1_100_000_000)
-    return verdict_of(w.text(), "two-seconds.txt")
 
 
 @pytest.mark.parametrize("name", ["two-seconds", *PAGES])

@@ -212,7 +212,7 @@ fi
 # is the module's leak, named by its line, and not a kernel report; the
 # same warning for another module is one ("alloc tag", the kind in
 # tests/kernel-reports.txt), and so is any other WARNING beside it.
-for f in kernel_reports alloc_tag_leaks; do
+for f in messages kernel_reports alloc_tag_leaks; do
 	sed -n "/^$f() {/,/^}/p" "$SWEEP"
 done >"$tmp/tags.sh"
 mkdir -p "$tmp/work"

@@ -388,19 +388,21 @@ def test_kernel_reports_list_covers_every_kind_the_judges_name() -> None:
 
 def _fault_sweep_kernel_reports(tmp_path: Path, log: str) -> str:
     """fault-sweep's own kernel_reports() (tests/guest/tools/fault-sweep),
-    under busybox ash with busybox's sed and grep, as in the guest."""
+    under busybox ash with busybox's sed, awk and grep, as in the guest."""
     busybox = shutil.which("busybox")
     assert busybox, "busybox (busybox-static, which scripts/test installs) runs the guest's side"
     tool = (ROOT / "tests/guest/tools/fault-sweep").read_text()
-    start = tool.index("kernel_reports() {")
-    func = tool[start:tool.index("\n}\n", start) + 3]
+    funcs = ""
+    for name in ("messages", "kernel_reports"):  # kernel_reports calls messages
+        start = tool.index(f"\n{name}() {{") + 1
+        funcs += tool[start:tool.index("\n}\n", start) + 3]
     res = [k.pattern.pattern for k in KINDS if not k.whole_line]
     (tmp_path / "report-res").write_text("\n".join(res) + "\n")
     (tmp_path / "log").write_text(log)
-    script = f"WORK={tmp_path}\n{func}kernel_reports {tmp_path}/log\n"
+    script = f"WORK={tmp_path}\nname=initexit_test\n{funcs}kernel_reports {tmp_path}/log\n"
     bindir = tmp_path / "bin"
     bindir.mkdir(exist_ok=True)
-    for applet in ("sed", "grep"):
+    for applet in ("sed", "grep", "awk"):
         (bindir / applet).unlink(missing_ok=True)
         (bindir / applet).symlink_to(busybox)
     proc = subprocess.run([busybox, "ash", "-c", script], capture_output=True, text=True,
@@ -538,3 +540,13 @@ def test_kselftest_outputs_are_read(tmp_path: Path) -> None:
     v = verdict.judge_ktap("kselftest-order", "timeout set to 300\nTAP version 13\n1..0 # SKIP not root\n", 4,
                            reader="own")
     assert v.failures and "0 tests run!" in v.failures[0]
+
+
+def test_kernel_reports_guest_side_leaves_the_modules_own_alloc_tags_to_the_leak_check(tmp_path: Path) -> None:
+    # The swept module's own alloc-tag lines and lib/alloc_tag.c's WARNING
+    # after them are leaks (alloc_tag_leaks), not reports; another module's are.
+    own = ("[   12.5] mm/x.c:10 module initexit_test func:a_init has 64 allocated at module unload\n"
+           "[   12.5] WARNING: CPU: 0 PID: 9 at lib/alloc_tag.c:168 alloc_tag_module_unload+0x1/0x2\n")
+    assert _fault_sweep_kernel_reports(tmp_path, own) == ""
+    other = own.replace("initexit_test", "fuse")
+    assert "module fuse" in _fault_sweep_kernel_reports(tmp_path, other)
