@@ -3,6 +3,7 @@
 host from the facts the guest recorded (issue 33, point 4).
 
     sweep_judge.py judge [-o FILE] [--format ktap|json] RECORDS|-
+    sweep_judge.py agree [-o FILE] FOLDER
 
 tests/guest/tools/fault-sweep --records FILE writes one JSON object per
 line (the format: tests/fault-sweep/records/README.md): a "sweep" header
@@ -636,7 +637,15 @@ def _confirm(h: Header, st: Step, base: dict[str, int], cands: Sequence[Candidat
             stock_site = True
     for cd in cands:
         r = first[cd.cache]
-        if r.leak is None:
+        if r.leak is None and stock_site and _one_object_a_load(r, cd.cache):
+            # Fewer aimed repeats reached the site than the rule needs, but
+            # each that did left one kmalloc object, through sysfs_slab_add():
+            # stock's leak, named as such (a leak of the module's own lines
+            # would be in its alloc tags or kmemleak's report).
+            known = True
+            notes.append(f"{cd.line}; {r.why}: one object a failed load through stock mm/slub.c "
+                         "sysfs_slab_add(), which leaks the kobject name (known, not counted)")
+        elif r.leak is None:
             inconc.append(f"{cd.line}; {r.why} (inconclusive)")
         elif not r.leak:
             notes.append(f"{cd.line}; {r.why}: moves with the sweep, not with the load (not counted)")
@@ -927,6 +936,89 @@ def render_json(j: SweepJudgement) -> str:
     return "\n".join(lines) + "\n"
 
 
+TAP_CASE_RE = re.compile(r"^(ok|not ok) [0-9]+ - (.*?)(?: # SKIP (.*))?$")
+"""A case line of the guest's KTAP, e.g. ``ok 3 - N=3: fault in ... # SKIP why``."""
+
+
+def guest_cases(tap: str) -> list[tuple[bool, str, bool]]:
+    """The guest's cases as (ok, description, skipped), in order."""
+    out = []
+    for line in tap.splitlines():
+        m = TAP_CASE_RE.match(line)
+        if m:
+            out.append((m.group(1) == "ok", m.group(2), m.group(3) is not None))
+    return out
+
+
+def disagreements(j: SweepJudgement, tap: str, limit: int = 10) -> list[str]:
+    """Where the host's cases and the guest's KTAP differ, case by case:
+    verdict, description or skip. Empty when they read alike."""
+    return _compare(j, tap, limit)[0]
+
+
+def _say(c: tuple[bool, str, bool]) -> str:
+    return f"{'ok' if c[0] else 'not ok'}{' (SKIP)' if c[2] else ''} - {c[1]}"
+
+
+def _compare(j: SweepJudgement, tap: str, limit: int = 10) -> tuple[list[str], list[str]]:
+    """(disagreements, steps the host could not judge that the guest
+    passed). The host's verdict counts: a step the guest passed on a rule
+    the host does not accept (a growth whose aimed repeats did not all
+    reach the site) is inconclusive there, never a pass, and is listed in
+    the second list; any other difference is a disagreement."""
+    host = [(c.ok, c.desc.replace("#", "_"), bool(c.skip)) for c in j.cases]
+    guest = guest_cases(tap)
+    out: list[str] = []
+    unjudged: list[str] = []
+    if len(host) != len(guest):
+        out.append(f"the guest reported {len(guest)} cases, the host judged {len(host)}")
+    for i, (h, g) in enumerate(zip(host, guest), 1):
+        if h == g:
+            continue
+        if h[0] and g[0] and h[1] == g[1] and h[2] and not g[2]:
+            unjudged.append(f"case {i}: {h[1]}")
+            continue
+        out.append(f"case {i}: guest: {_say(g)} | host: {_say(h)}")
+    for lst in (out, unjudged):
+        if len(lst) > limit:
+            lst[limit:] = [f"... and {len(lst) - limit} more"]
+    return out, unjudged
+
+
+def agree(folder: Path) -> tuple[str, int]:
+    """KTAP, one case per sweep of FOLDER (a guest-sweep.sh output:
+    STEM.jsonl beside STEM.tap): the host's judgement of the records reads
+    as the guest's report did, case for case. Exit 1 when one differs or
+    its records cannot be judged, 2 when there is nothing to compare."""
+    pairs = sorted(folder.glob("*.jsonl"))
+    if not pairs:
+        return f"sweep_judge.py: {folder}: no records (*.jsonl) to judge\n", 2
+    lines = ["KTAP version 1", f"1..{len(pairs)}"]
+    bad = skipped = 0
+    for n, rec in enumerate(pairs, 1):
+        tap = rec.with_suffix(".tap")
+        desc = f"the host judges {rec.stem}'s records as the guest's report did"
+        unjudged: list[str] = []
+        try:
+            diff, unjudged = _compare(judge(read_records(rec.read_text(errors="replace"))),
+                                      tap.read_text(errors="replace"))
+        except OSError as e:
+            diff = [f"{e.filename}: {e.strerror}"]
+        except (RecordError, verdict.ReportsFileError) as e:
+            diff = [f"{rec.name}: {e}"]
+        bad += bool(diff)
+        skip = ""
+        if unjudged and not diff:
+            skipped += 1
+            skip = (f" # SKIP the host could not judge {len(unjudged)} step(s) the guest passed "
+                    "(inconclusive, not a pass)")
+        lines.append(f"{'not ok' if diff else 'ok'} {n} - {desc}{skip}")
+        lines.extend("# " + d for d in diff)
+        lines.extend("# inconclusive on the host: " + d for d in unjudged)
+    lines.append(f"# Totals: pass:{len(pairs) - bad - skipped} fail:{bad} xfail:0 xpass:0 skip:{skipped} error:0")
+    return "\n".join(lines) + "\n", 1 if bad else 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="sweep_judge.py", description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -935,10 +1027,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("records", help="the records (JSON lines) of fault-sweep --records, or - for stdin")
     p.add_argument("-o", "--output", help="write the result there instead of stdout")
     p.add_argument("--format", choices=("ktap", "json"), default="ktap")
+    p = sub.add_parser("agree", help="KTAP: each STEM.jsonl of FOLDER judged on the host reads as "
+                       "the guest's STEM.tap, case for case")
+    p.add_argument("folder", type=Path, help="a guest-sweep.sh output (OUT/ROW/guest/fault-sweep)")
+    p.add_argument("-o", "--output", help="write the KTAP there instead of stdout")
     try:
         args = ap.parse_args(argv)
     except SystemExit as e:
         return 0 if e.code == 0 else 2
+    if args.cmd == "agree":
+        out, rc = agree(args.folder)
+        if rc == 2:
+            sys.stderr.write(out)
+        elif args.output:
+            Path(args.output).write_text(out)
+        else:
+            sys.stdout.write(out)
+        return rc
     try:
         text = sys.stdin.read() if args.records == "-" else Path(args.records).read_text(errors="replace")
     except OSError as e:

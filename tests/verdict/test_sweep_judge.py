@@ -7,6 +7,7 @@ must write what Python's json reads back."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -186,6 +187,71 @@ def test_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "nohdr.jsonl").write_text('{"record": "end", "n": 1, "done": true}\n')
     assert sweep_judge.main(["judge", str(tmp_path / "nohdr.jsonl")]) == 2
     assert sweep_judge.main(["bogus"]) == 2
+
+
+REAL = RECORDS / "real"
+
+
+def test_real_captures_agree_with_the_guest() -> None:
+    # Records and KTAP of real boots (tests/fault-sweep/records/real/README.md):
+    # the host judges each sweep as the guest did, case for case.
+    out, rc = sweep_judge.agree(REAL)
+    assert rc == 0, out
+    assert out.count("\nok ") == len(list(REAL.glob("*.jsonl"))) >= 6 and "# SKIP" not in out, out
+
+
+def test_real_btrfs_stock_leak_with_repeats_that_missed() -> None:
+    # btrfs N=247 (a real sweep): kmalloc-16 +1 through sysfs_slab_add(),
+    # +2 after the 2 of 3 aimed repeats that reached the site: the stock
+    # name leak, named as stock, though the rule's repeats were short.
+    j = sweep_judge.judge(sweep_judge.read_records((REAL / "sweeps-btrfs.jsonl").read_text()))
+    st = next(s for s in j.steps if s.step.n == 247)
+    assert st.outcome is Outcome.KNOWN_STOCK, st
+    assert any("sysfs_slab_add()" in n and "2 of 3 aimed repeats" in n for n in st.notes), st.notes
+    # The twin leaks at two_bufs_init's second kmalloc(): a leak on the host too.
+    twin = sweep_judge.judge(sweep_judge.read_records((REAL / "sweeps-initexit_sweep_two-leak_bug.jsonl").read_text()))
+    assert twin.exit_status == 1 and any(s.outcome is Outcome.LEAK and "two_bufs_init+0x5e" in s.step.site
+                                         for s in twin.steps)
+
+
+def test_agree(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A guest-sweep.sh folder: STEM.jsonl beside the guest's STEM.tap.
+    for stem in ("real-leak", "absorbed-fault"):
+        (tmp_path / f"{stem}.jsonl").write_text((RECORDS / f"{stem}.jsonl").read_text())
+        j = sweep_judge.judge(sweep_judge.read_records((RECORDS / f"{stem}.jsonl").read_text()))
+        (tmp_path / f"{stem}.tap").write_text(sweep_judge.render_ktap(j))
+    assert sweep_judge.main(["agree", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("KTAP version 1\n1..2\nok 1 - the host judges absorbed-fault's records")
+    # The guest said ok where the host finds the leak: they disagree, named.
+    tap = tmp_path / "real-leak.tap"
+    guest = tap.read_text().replace("not ok", "ok", 1)
+    tap.write_text(guest)
+    assert sweep_judge.main(["agree", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "not ok 2 - the host judges real-leak's records" in out
+    assert "# case " in out and "guest: ok" in out and "host: not ok" in out
+    # A case the guest never printed (it stopped early).
+    tap.write_text("".join(ln + "\n" for ln in guest.splitlines() if not ln.startswith("ok 7 ")))
+    assert sweep_judge.main(["agree", str(tmp_path)]) == 1
+    assert "the guest reported 6 cases, the host judged 7" in capsys.readouterr().out
+    # The guest passed steps the host cannot judge (aimed repeats that did
+    # not all reach the site): skipped, named, never a pass nor a failure.
+    stem = "count-moves-unreached"
+    (tmp_path / f"{stem}.jsonl").write_text((RECORDS / f"{stem}.jsonl").read_text())
+    j = sweep_judge.judge(sweep_judge.read_records((RECORDS / f"{stem}.jsonl").read_text()))
+    (tmp_path / f"{stem}.tap").write_text(re.sub(r" # SKIP .*", "", sweep_judge.render_ktap(j)))
+    assert sweep_judge.main(["agree", str(tmp_path)]) == 1  # real-leak still disagrees
+    out = capsys.readouterr().out
+    line = next(ln for ln in out.splitlines() if stem in ln)
+    assert line.startswith("ok ") and "# SKIP the host could not judge" in line, out
+    assert "# inconclusive on the host: case " in out
+    (tmp_path / f"{stem}.jsonl").unlink()
+    # No guest report at all, and no records at all.
+    tap.unlink()
+    assert sweep_judge.main(["agree", str(tmp_path)]) == 1
+    assert "real-leak.tap: No such file" in capsys.readouterr().out
+    assert sweep_judge.main(["agree", str(tmp_path / "empty")]) == 2
 
 
 # ------------------------------------------------- the guest's JSON writer
