@@ -43,6 +43,7 @@ from analysis.schema import (
     PRIO_RE,
     field_parsers,
 )
+from analysis.probes import build_probes
 from analysis.units import UnitBuilder, Units
 
 #: Name of the invariant that pairing problems are reported under.
@@ -584,6 +585,9 @@ class _Builder:
         spans = sorted(self.sink.spans, key=self._order())
         spans.sort(key=_START_TS)
         units = sorted(self.sink.units, key=attrgetter("seq"))
+        # Probes need the calls: only a kernel log has them, and it is
+        # read whole (its spans are all kept).
+        probes = build_probes(parsed, spans)
         return Capture(
             parsed=parsed,
             spans=tuple(spans),
@@ -598,6 +602,8 @@ class _Builder:
             span_count=self.span_count,
             unit_count=self.units.seq,
             records=self.records or {},
+            probes=probes,
+            deferrals=parsed.deferral_lines,
         )
 
 
