@@ -128,6 +128,8 @@ class Diff:
     probes_only_a: tuple[str, ...] = ()
     probes_only_b: tuple[str, ...] = ()
     probe_changes: tuple[ProbeChange, ...] = ()
+    #: Devices probed in A or B (0: neither capture has probes, a trace's).
+    probe_devices: int = 0
 
     @property
     def within(self) -> tuple[Moved, ...]:
@@ -147,7 +149,7 @@ class Diff:
                 f"{len(self.within)} order changes within a level, {len(self.across)} across levels, "
                 f"{len(self.results)} result changes, {len(self.durations)} duration changes "
                 f">= {format_duration(self.min_change_ns)}")
-        if self.probes_only_a or self.probes_only_b or self.probe_changes:
+        if self.probe_devices:
             text += (f"; probes: {len(self.probes_only_a)} devices only in A, "
                      f"{len(self.probes_only_b)} only in B, {len(self.probe_changes)} changes")
         return text
@@ -220,7 +222,8 @@ def diff_captures(a: Capture, b: Capture, min_change_ns: int = 1_000_000) -> Dif
     timings.sort(key=lambda t: -abs(t.b_ns - t.a_ns))
     p_only_a, p_only_b, p_changes = diff_probes(a, b, min_change_ns)
     return Diff(a.parsed.source, b.parsed.source, len(ca), len(cb), only_a, only_b, tuple(moved),
-                results, tuple(timings), min_change_ns, p_only_a, p_only_b, p_changes)
+                results, tuple(timings), min_change_ns, p_only_a, p_only_b, p_changes,
+                len({p.device for p in a.probes} | {p.device for p in b.probes}))
 
 
 def _place(p: Probe) -> str:
@@ -312,7 +315,7 @@ def diff_dict(d: Diff) -> dict[str, Any]:
 
 
 def _sections(d: Diff) -> list[tuple[str, list[str]]]:
-    return [
+    out = [
         ("Only in A", list(d.only_a)),
         ("Only in B", list(d.only_b)),
         ("Order changes within a level", [_moved_text(m) for m in d.within]),
@@ -325,6 +328,8 @@ def _sections(d: Diff) -> list[tuple[str, list[str]]]:
         ("Probes: devices only in B", [f"probe of {x}" for x in d.probes_only_b]),
         ("Probe changes", [c.what for c in d.probe_changes]),
     ]
+    # Probes only when a capture has them (a kernel log's).
+    return out if d.probe_devices else out[:-3]
 
 
 def diff_text(d: Diff) -> str:
