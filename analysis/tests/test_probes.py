@@ -86,7 +86,9 @@ def test_each_probe_is_placed_where_it_ran(defer: Capture) -> None:
     spans = {s.start.line: s for s in defer.spans}
     for p in defer.probes:
         if p.mode is ProbeMode.IN_CALL:
+            assert p.call is not None
             s = spans[p.call]
+            assert s.finish is not None and s.end_ns is not None
             assert s.start.line < p.line < s.finish.line
             assert s.start_ns - 20_000 <= p.start_ns and p.end_ns <= s.end_ns + 20_000
 
@@ -146,14 +148,16 @@ def test_every_render_shows_the_probes(defer: Capture) -> None:
     probes = [e for e in events if e.get("cat") == "probe"]
     assert len(probes) == n
     calls = {e["args"]["line"]: e for e in events if e.get("ph") == "X" and e.get("cat") != "probe"}
-    for e, p in zip(sorted(probes, key=lambda e: e["args"]["line"]), defer.probes):
+    for e, p in zip(sorted(probes, key=lambda e: int(e["args"]["line"])), defer.probes):
         if p.mode is ProbeMode.IN_CALL:
             c = calls[p.call]
             assert (e["pid"], e["tid"]) == (c["pid"], c["tid"])
             assert c["ts"] <= e["ts"] and e["ts"] + e["dur"] <= c["ts"] + c["dur"] + 1e-6
     # The page and the SVG: a box per probe.
     html = render_html(v)
-    data = json.loads(re.search(r'id="initexit-data">(.*?)</script>', html, re.S).group(1))
+    found = re.search(r'id="initexit-data">(.*?)</script>', html, re.S)
+    assert found is not None
+    data = json.loads(found.group(1))
     assert len(data["probes"]) == n
     assert sum(1 for b in data["boxes"] if b[5] == "probe") == n
     svg = render_svg(v)
@@ -161,7 +165,7 @@ def test_every_render_shows_the_probes(defer: Capture) -> None:
 
 
 def test_page_structure_nests_probes_and_gives_the_others_lanes(defer: Capture) -> None:
-    ends = [s.end_ns for s in defer.spans]
+    ends = [s.end_ns if s.end_ns is not None else defer.parsed.end_ns for s in defer.spans]
     st = build_structure(defer, range(len(defer.spans)), ends, 0)
     labels = [lane.label for lane in st.lanes]
     assert "deferred probes (kworker)" in labels and "probes outside any call (async)" in labels
