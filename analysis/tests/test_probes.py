@@ -202,3 +202,14 @@ def test_diff_names_probe_moves_and_deferrals(defer: Capture) -> None:
     assert "Probe changes: 5" in out  # 00:00 and 00:01 probe in i8042_init too
     # Probes are not order changes (--fail-on-change).
     assert not d.changed
+
+
+def test_a_probe_while_deferred_probe_initcall_waits_is_deferred(defer: Capture) -> None:
+    """deferred_probe_initcall flushes the deferred probe work (a kworker):
+    a probe printed inside it is on the deferred lane, during that call."""
+    text = _text(DEFER).replace(
+        "[    0.838884] initcall deferred_probe_initcall",
+        "[    0.838800] probe of late-dev returned 0 after 100 usecs\n"
+        "[    0.838884] initcall deferred_probe_initcall")
+    (p,) = [p for p in _capture(text).probes if p.device == "late-dev"]
+    assert (p.mode, p.call_func) == (ProbeMode.DEFERRED, "deferred_probe_initcall")
