@@ -55,6 +55,7 @@ from analysis.page_structure import (
     colour_key,
     section_key,
 )
+from analysis.probes import deferred_devices, probe_counts
 
 #: Calls drawn as one element each at most; past it the rest only count in
 #: the overview (20000 SVG rects still pan smoothly in Chromium).
@@ -1074,6 +1075,36 @@ def _overview_svg(d: PageData) -> str:
     return "\n".join(out)
 
 
+def _probes_section(cap: Capture, top: int = 10) -> list[str]:
+    """Static (no script): the probes' counts, the slowest, and each
+    deferred device with the causes the kernel printed."""
+    if not cap.probes:
+        return []
+    c = probe_counts(cap)
+    out = [f'<h2>Device probes</h2><p id="probe-counts">{c["probes"]} probes: '
+           f'{c["probes_in_call"]} in a call, {c["probes_deferred_lane"]} deferred, '
+           f'{c["probes_async"]} outside any call; {c["probes_returned_defer"]} returned '
+           f'-EPROBE_DEFER, {c["probes_failed"]} failed.</p>',
+           '<table id="slowest-probes"><tr><th>duration</th><th>device</th><th>result</th>'
+           "<th>ran</th><th>line</th></tr>"]
+    for p in heapq.nlargest(top, cap.probes, key=lambda p: p.duration_ns):
+        ran = f"in {p.call_func}" if p.mode.value == "in-call" else (
+            p.mode.value + (f", during {p.call_func}" if p.call_func else ""))
+        out.append(f"<tr><td>{_esc(format_duration(p.duration_ns))}</td>"
+                   f"<td><code>{_esc(p.device)}</code></td><td>{_esc(p.result)} ({p.ret})</td>"
+                   f"<td>{_esc(ran)}</td><td>{p.line}</td></tr>")
+    out.append("</table>")
+    devs = deferred_devices(cap)
+    if devs:
+        out.append(f'<h3>Deferred devices ({len(devs)})</h3><ul id="deferred-devices">')
+        for dd in devs:
+            causes = "".join(f'<pre class="quote">line {x.line}: {_esc(x.text.strip())}</pre>'
+                             for x in dd.causes)
+            out.append(f"<li>{_esc(dd.summary())}{causes}</li>")
+        out.append("</ul>")
+    return out
+
+
 def _legend() -> str:
     items = "".join(f'<span class="sw" style="background:{COLOURS[k]}"></span>{_esc(t)}'
                     for k, t in LEGEND)
@@ -1197,6 +1228,7 @@ def _render(v: Verdict, slowest: int, name: str) -> str:
                          f"<td>{_esc(band_of(s) or '-')}</td><td>{func}</td><td>{_esc(res)}</td>"
                          f"<td>{s.start.line}</td></tr>")
         parts.append("</table>")
+    parts += _probes_section(cap)
     parts.append('<h2>Checks</h2><table id="checks"><tr><th>state</th><th>invariant</th>'
                  "<th>meaning</th></tr>")
     for r in v.results:

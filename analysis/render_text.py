@@ -5,7 +5,6 @@ from __future__ import annotations
 import heapq
 from operator import attrgetter
 
-from analysis.probes import deferred_devices, probe_counts
 from analysis.model import (
     Capture,
     CheckState,
@@ -18,6 +17,7 @@ from analysis.model import (
     format_duration,
     format_ns,
 )
+from analysis.probes import deferred_devices, probe_counts
 
 _DURATION = attrgetter("duration_ns")
 _RESET = "\033[0m"

@@ -213,3 +213,12 @@ def test_a_probe_while_deferred_probe_initcall_waits_is_deferred(defer: Capture)
         "[    0.838884] initcall deferred_probe_initcall")
     (p,) = [p for p in _capture(text).probes if p.device == "late-dev"]
     assert (p.mode, p.call_func) == (ProbeMode.DEFERRED, "deferred_probe_initcall")
+
+
+def test_page_lists_probes_and_deferral_causes_without_script(defer: Capture) -> None:
+    html = render_html(run_checks(defer))
+    section = html[html.index("<h2>Device probes</h2>"):html.index("<h2>Checks</h2>")]
+    assert f"{len(defer.probes)} probes: 19 in a call, 2 deferred, 3 outside any call" in section
+    assert "initexit-probe-consumer: deferred 2x, bound at attempt 3 (deferred)" in section
+    assert "line 934: [   32.869257] platform initexit-probe-consumer: deferred probe pending: " \
+        "initexit-probe-consumer: waiting for initexit-probe-supplier" in section
