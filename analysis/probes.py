@@ -22,10 +22,13 @@ What a log cannot tell: an asynchronous probe that ran entirely inside
 some other call's time and printed before that call's end is drawn in
 that call (dmesg names no task; a kernel with CONFIG_PRINTK_CALLER would).
 
-A 6.12 trace records nothing of probes: drivers/base has no probe trace
-event (its only one, devres_log, logs managed resources by device, not
-probes), and the initcall/module events do not see them.  A trace's
-capture therefore has no probes; a kernel log's has them.
+A 6.12 trace records no probe: there is no probe trace event (drivers/
+base's only one, devres_log, logs each managed resource by device name:
+that a probe of the device allocated, not its start, end or result), and
+the initcall, module and initexit events do not see probes.  A trace's
+capture therefore has no probes; a kernel log's has them.  (A kernel with
+CONFIG_KPROBE_EVENTS could record really_probe() with ``kprobe_event=``;
+the test kernel has no kprobes, and these events are not read.)
 
 The deferral's cause is printed only in ``deferred probe pending: REASON``
 (the deferred probe timeout's warning, for each device still deferred)
