@@ -142,6 +142,9 @@ class _Builder:
         self.orphan_unwinds: list[Event] = []
         self.findings: list[Finding] = []
         self.span_count = 0
+        #: A kernel log's calls, every one whatever the sink keeps: the
+        #: probes are placed among them (a log is small, a trace has none).
+        self.log_calls: list[Span] = []
         #: (label, name as printed) of each module init labelled by its module.
         self.module_labels: dict[tuple[str, str], int] = {}
         self.test_events = 0
@@ -541,6 +544,7 @@ class _Builder:
             prio=o.prio, level=o.level, start=o.start, finish=ev, ret=int(ret),
             duration_ns=int(usecs) * 1000,
         )
+        self.log_calls.append(span)
         self.add_span(span, None)
 
     # -- driver ------------------------------------------------------------
@@ -585,9 +589,9 @@ class _Builder:
         spans = sorted(self.sink.spans, key=self._order())
         spans.sort(key=_START_TS)
         units = sorted(self.sink.units, key=attrgetter("seq"))
-        # Probes need the calls: only a kernel log has them, and it is
-        # read whole (its spans are all kept).
-        probes = build_probes(parsed, spans)
+        # Probes are placed among all the log's calls, not only those the
+        # sink kept (a streaming check keeps the boot's).
+        probes = build_probes(parsed, self.log_calls)
         return Capture(
             parsed=parsed,
             spans=tuple(spans),

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from typing import Any
 
 import pytest
 
@@ -222,3 +223,24 @@ def test_page_lists_probes_and_deferral_causes_without_script(defer: Capture) ->
     assert "initexit-probe-consumer: deferred 2x, bound at attempt 3 (deferred)" in section
     assert "line 934: [   32.869257] platform initexit-probe-consumer: deferred probe pending: " \
         "initexit-probe-consumer: waiting for initexit-probe-supplier" in section
+
+
+@pytest.mark.parametrize("path", [DEFER, BOOT], ids=["defer-boot", "patched-boot"])
+def test_the_command_line_places_probes_as_the_model_does(path: str, tmp_path: Any) -> None:
+    """`check` (a streaming pass that keeps only the boot's calls) and
+    `report` count and place the probes as the whole model does: a probe
+    in a module's init stays in it."""
+    from analysis.cli import main
+    cap = _capture(_text(path), path)
+    want = run_checks(cap).counts
+    out = str(tmp_path / "v.json")
+    main(["check", "-q", "--format", "json", "-o", out, path])
+    with open(out, encoding="utf-8") as f:
+        counts = json.load(f)["counts"]
+    keys = [k for k in want if k.startswith("probes") or k == "devices_deferred"]
+    assert {k: counts[k] for k in keys} == {k: want[k] for k in keys}
+    main(["report", "-q", "--out-dir", str(tmp_path), "--name", "r", path])
+    with open(tmp_path / "r.timeline.json", encoding="utf-8") as f:
+        probes = json.load(f)["probes"]
+    assert [(p["line"], p["mode"], p["call"]) for p in probes] == \
+        [(p.line, p.mode.value, p.call_func or None) for p in cap.probes]
