@@ -1105,13 +1105,14 @@ def _probes_section(cap: Capture, top: int = 10) -> list[str]:
     return out
 
 
-def _legend() -> str:
+def _legend(probes: bool) -> str:
     items = "".join(f'<span class="sw" style="background:{COLOURS[k]}"></span>{_esc(t)}'
                     for k, t in LEGEND)
     groups = "".join(f'<span class="sw" style="background:{fill};outline:1px solid {line}">'
                      f"</span>{_esc(t)}" for _k, fill, line, t in GROUP_LEGEND)
-    items += "".join(f'<span class="sw" style="background:{COLOURS[k]}"></span>{_esc(t)}'
-                     for k, t in PROBE_LEGEND)
+    if probes:  # a kernel log's device probes
+        items += "".join(f'<span class="sw" style="background:{COLOURS[k]}"></span>{_esc(t)}'
+                         for k, t in PROBE_LEGEND)
     return (f'<p class="legend">Legend:{items}<span class="sw" style="background:#fff;'
             'outline:2px solid #b71c1c"></span>quoted by a finding<br>'
             f'Boxes: a call is drawn inside the call or module load that holds it '
@@ -1175,7 +1176,7 @@ def _render(v: Verdict, slowest: int, name: str) -> str:
         parts.append("<ul>" + "".join(f"<li>{_esc(n)}</li>" for n in v.notes) + "</ul>")
 
     parts.append('<h2>Timeline</h2>')
-    parts.append(_legend())
+    parts.append(_legend(bool(cap.probes)))
     if cap.spans:
         parts.append(_overview_svg(d))
     else:

@@ -210,16 +210,17 @@ def _render(v: Verdict, view: Optional[tuple[int, int]], width: int, title: Opti
         out.append(f'<text class="lane-name" data-lane="{n}" x="{MARGIN + 4}" '
                    f'y="{y + LANE_HEAD - 3}" font-weight="bold" fill="#37474f">{_x(lane.label)}</text>')
     out.append("</svg>")
-    out.append(_legend(top + plot_h + 16, pw))
+    out.append(_legend(top + plot_h + 16, pw, bool(v.capture.probes)))
     out.append("</svg>")
     return "\n".join(out) + "\n"
 
 
-def _legend(y: int, width: int) -> str:
+def _legend(y: int, width: int, probes: bool = False) -> str:
     """The colours, the group boxes and the arrow, wrapped to ``width``."""
     items: list[tuple[str, str, str]] = [(COLOURS[key], "none", text) for key, text in LEGEND]
     items += [(fill, line, text) for _k, fill, line, text in GROUP_LEGEND]
-    items += [(COLOURS[key], "none", text) for key, text in PROBE_LEGEND]
+    if probes:  # a kernel log's device probes
+        items += [(COLOURS[key], "none", text) for key, text in PROBE_LEGEND]
     items.append(("", LINK_COLOUR, "unwind: failed init to each exit it caused"))
     out = [f'<g class="legend" transform="translate({MARGIN},{y})">']
     x, row = 0.0, 0

@@ -163,6 +163,8 @@ def test_every_render_shows_the_probes(defer: Capture) -> None:
     assert sum(1 for b in data["boxes"] if b[5] == "probe") == n
     svg = render_svg(v)
     assert svg.count('class="box probe"') == n
+    # The legends name the probe colours (only a capture with probes).
+    assert "probe deferred (-EPROBE_DEFER)" in html and "probe deferred (-EPROBE_DEFER)" in svg
 
 
 def test_page_structure_nests_probes_and_gives_the_others_lanes(defer: Capture) -> None:
