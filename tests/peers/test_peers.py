@@ -37,6 +37,7 @@ TOOLS = ["bootgraph.py", "analyze_initcall_debug.py", "`python3 -m analysis`"]
 BOOTGRAPH_STUB = r'''
 import re, sys
 a = sys.argv[1:]
+ballast = bytearray(96 << 20)  # its peak memory must show in the table
 if a == ["-v"]:
     print("Version 2.2"); sys.exit(0)
 if a == ["-h"]:
@@ -195,7 +196,8 @@ def test_tables_are_written_from_the_tools_output(tmp_path: Path) -> None:
     assert finds["broken boot"][3].startswith("exit 1;") and "(declared-level)" in finds["broken boot"][3]
 
     times = rows(block(page, "times"))
-    assert times[0] == ["capture", "command", "wall time: median (min-max)", "peak RSS"]
+    assert times[0] == ["capture", "command", "wall time: median (min-max)", "CPU time (user+sys): median",
+                        "peak RSS"]
     commands = [(r[0], r[1]) for r in times[1:]]
     for label in ("stock boot", "broken boot"):
         for cmd in ("bootgraph.py: page (HTML)", "analyze_initcall_debug.py: text",
@@ -204,13 +206,18 @@ def test_tables_are_written_from_the_tools_output(tmp_path: Path) -> None:
             assert (label, cmd) in commands
     assert ("cut boot", "`python3 -m analysis`: checks") in commands
     assert ("compare", "analysis diff (stock -> broken)") in commands
+    assert ("none", f"Python {'.'.join(map(str, sys.version_info[:3]))} starting (`{sys.executable} -c pass`)") \
+        in commands
     for row in times[1:]:
         m = re.fullmatch(r"(\d+\.\d\d) s \((\d+\.\d\d)-(\d+\.\d\d)\)", row[2])
         assert m, row
         lo, med, hi = float(m.group(2)), float(m.group(1)), float(m.group(3))
         assert 0 < lo <= med <= hi
-        mem = re.fullmatch(r"(\d+) MB", row[3])
+        assert re.fullmatch(r"\d+\.\d\d s", row[3]), row
+        mem = re.fullmatch(r"(\d+) MB", row[4])
         assert mem and int(mem.group(1)) > 0, row
+        # the stub bootgraph.py holds 96 MB, the others far less: measured per command
+        assert (int(mem.group(1)) >= 96) is row[1].startswith("bootgraph.py"), row
 
     feats = {r[0]: r[1:] for r in rows(block(page, "features"))[1:]}
     assert feats["compare two captures"][0] == "none: its -h has no compare, diff or baseline option"
@@ -230,7 +237,7 @@ def test_a_tool_that_is_not_here_gets_no_numbers(tmp_path: Path) -> None:
             if row[0] != "gone boot" and row[-2:] != ["", ""]:
                 assert row[-2].startswith(why), row
     aid_times = [r for r in rows(block(page, "times"))[1:] if r[1] == "analyze_initcall_debug.py"]
-    assert aid_times and all(r[2].startswith(why) and r[3] == "" for r in aid_times)
+    assert aid_times and all(r[2].startswith(why) and r[3:] == ["", ""] for r in aid_times)
 
 
 def test_the_script_is_taken_out_of_its_posting(tmp_path: Path) -> None:
