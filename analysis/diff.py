@@ -68,7 +68,8 @@ class Call:
 
     @property
     def name(self) -> str:
-        kind, path, origin, func, n = self.key
+        kind, path, _, func, n = self.key
+        origin = self.span.origin  # shown even where the key leaves it out
         where = path if not origin else f"{path} {origin}"
         nth = f" (#{n + 1})" if n else ""
         return f"{kind} {func}{nth} [{where}]"
@@ -174,7 +175,11 @@ def calls_of(cap: Capture) -> list[Call]:
     out = []
     for s in cap.spans:
         kind = "exit" if s.kind is SpanKind.PAIR_EXIT else "init"
-        base = (kind, s.path.value, s.origin, bare_func(s.func))
+        # A boot call is keyed by its function alone: a stock dmesg names no
+        # object, the series' (or a System.map beside it) does, and the
+        # same call must match across the two.
+        origin = "" if s.path is CallPath.BOOT else s.origin
+        base = (kind, s.path.value, origin, bare_func(s.func))
         n = seen.get(base, 0)
         seen[base] = n + 1
         track = "boot" if s.path is CallPath.BOOT else f"module {s.origin} load #{s.instance + 1}"
@@ -206,7 +211,9 @@ def diff_captures(a: Capture, b: Capture, min_change_ns: int = 1_000_000) -> Dif
         prev_in_b = {c.key: (common_b[i - 1].name if i else None) for i, c in enumerate(common_b)}
         for i, c in enumerate(common_a):
             other = kb[c.key]
-            if i in keep and c.level == other.level:
+            # A side that cannot tell the level (a stock dmesg without its
+            # System.map) moves nothing to another level.
+            if i in keep and (c.level == other.level or None in (c.level, other.level)):
                 continue
             moved.append(Moved(c.name, track, common_a[i - 1].name if i else None,
                                prev_in_b[c.key], c.level, other.level))
