@@ -94,12 +94,13 @@ EBUSY, EPERM = 16, 1
 class Want(NamedTuple):
     """What one load must show: every step up to ``fail_at`` (None: all,
     and the load succeeds) called in order, the failing one returning
-    ``-error``; then the unload's exits, or the unwind's, in exact
-    reverse."""
+    ``-error``; then the unwind's exits, or (``unloaded``) the unload's,
+    in exact reverse."""
 
     what: str
     fail_at: Optional[str] = None
     error: int = 0
+    unloaded: bool = True
 
 
 def expected(steps: Sequence[Step], prio: Callable[[Step], int], want: Want) -> ModuleLoad:
@@ -109,7 +110,7 @@ def expected(steps: Sequence[Step], prio: Callable[[Step], int], want: Want) -> 
                   for i, s in enumerate(steps[:n]))
     before = tuple(s.exit for s in reversed(steps[:n - 1]))
     if want.fail_at is None:
-        return ModuleLoad("", 0, inits, tuple(s.exit for s in reversed(steps)), ())
+        return ModuleLoad("", 0, inits, tuple(s.exit for s in reversed(steps)) if want.unloaded else (), ())
     return ModuleLoad("", 0, inits, (), before)
 
 
@@ -173,6 +174,29 @@ def check_btrfs_test(loads: Sequence[ModuleLoad]) -> list[str]:
 
 def check_btrfs_blacklisted(loads: Sequence[ModuleLoad]) -> list[str]:
     return check_loads("btrfs", loads, BTRFS_STEPS, btrfs_prio, BTRFS_BLACKLISTED_LOADS)
+
+
+#: lib/test_initexit_modules/test_initexit_mod_fail.c (the series' test
+#: module): eight pairs f0..f7 at priorities -30..40, f3 its
+#: module_init()/module_exit() at 0; fail_at=K fails fK with -(200 + K).
+MOD_FAIL_STEPS = tuple(Step(n, f"f{n}_init", f"f{n}_exit") for n in range(8))
+
+
+def mod_fail_prio(step: Step) -> int:
+    return 10 * (step.n - 3)
+
+
+#: tests/configs/unload-off.sh (CONFIG_MODULE_UNLOAD=n): a load with
+#: fail_at=5 unwinds f4..f0, module_exit()'s f3 included, then a load
+#: that succeeds and stays (no unload in this configuration).
+UNLOAD_OFF_LOADS = (
+    Want("fail_at=5", "f5_init", 205),
+    Want("a good load, never unloaded", unloaded=False),
+)
+
+
+def check_unload_off(loads: Sequence[ModuleLoad]) -> list[str]:
+    return check_loads("test_initexit_mod_fail", loads, MOD_FAIL_STEPS, mod_fail_prio, UNLOAD_OFF_LOADS)
 
 
 def check_builtin(modname: str, calls: Sequence[Call], steps: Sequence[Step],

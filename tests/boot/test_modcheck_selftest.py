@@ -137,6 +137,33 @@ def test_btrfs_blacklisted_fails_on_a_broken_capture(case: str) -> None:
     assert modcheck.check_btrfs_blacklisted(loads(BLACKLIST_BROKEN[case](BLACKLIST), "btrfs")) != []
 
 
+# -- unload off (scripts/check-configs' unload-off configuration) ---------------
+
+UNLOAD_OFF = (FIX / "unload-off-scenario.report.txt").read_text()
+
+
+def test_unload_off_passes_on_the_real_loads() -> None:
+    assert modcheck.check_unload_off(loads(UNLOAD_OFF, "test_initexit_mod_fail")) == []
+
+
+UNLOAD_OFF_BROKEN: dict[str, Callable[[str], str]] = {
+    # The unwind leaves module_exit() out (the loader dropped it with
+    # CONFIG_MODULE_UNLOAD=n).
+    "module-exit-not-unwound": lambda r: drop(r, r"func=f3_exit (failed_idx=5|reason=unwind)"),
+    # The unwind runs forward.
+    "unwind-forward": lambda r: sub(sub(sub(r, "func=f4_exit reason=unwind", "func=TMP reason=unwind"),
+                                        "func=f0_exit reason=unwind", "func=f4_exit reason=unwind"),
+                                    "func=TMP reason=unwind", "func=f0_exit reason=unwind"),
+    # The failure stops nothing: f6 runs after f5 failed.
+    "init-after-failure": lambda r: sub(r, "func=f5_init ret=-205 ", "func=f5_init ret=0 ", 1),
+}
+
+
+@pytest.mark.parametrize("case", sorted(UNLOAD_OFF_BROKEN))
+def test_unload_off_fails_on_broken_loads(case: str) -> None:
+    assert modcheck.check_unload_off(loads(UNLOAD_OFF_BROKEN[case](UNLOAD_OFF), "test_initexit_mod_fail")) != []
+
+
 # -- built in (scripts/check-configs' builtin-fs configuration) ----------------
 
 def builtin_dmesg(calls: list[tuple[str, str, int, int]]) -> str:
