@@ -41,9 +41,9 @@ else
 	mypy_cache=$(mktemp -d)
 	ktap_check "mypy --strict analysis scripts/lib" \
 		mypy --strict --no-error-summary --cache-dir="$mypy_cache" analysis scripts/lib/*.py
-	ktap_check "mypy --strict tests/boot" \
+	ktap_check "mypy --strict tests/boot tests/configs" \
 		env MYPYPATH="$ROOT:$ROOT/tests/boot:$ROOT/scripts/lib" \
-		mypy --strict --no-error-summary --cache-dir="$mypy_cache" tests/boot/*.py
+		mypy --strict --no-error-summary --cache-dir="$mypy_cache" tests/boot/*.py tests/configs/*.py
 	ktap_check "mypy --strict tests/verdict" \
 		env MYPYPATH="$ROOT/scripts/lib" \
 		mypy --strict --no-error-summary --cache-dir="$mypy_cache" tests/verdict/*.py
