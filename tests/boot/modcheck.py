@@ -49,6 +49,20 @@ FUSE_STEPS = (
 )
 
 
+def run_file(name: str, row: str) -> str:
+    """OUT/ROW/NAME of the boot scripts/check-configs --only ROW (or
+    scripts/test) points INITEXIT_RUN_DIR at; a clear failure without it."""
+    import pytest  # only the tests that read a boot need it
+
+    value = os.environ.get("INITEXIT_RUN_DIR")
+    if not value:
+        pytest.fail(f"INITEXIT_RUN_DIR is not set: scripts/check-configs --only {row} runs this")
+    path = os.path.join(value, name)
+    if not os.path.isfile(path):
+        pytest.fail(f"{path} missing: the boot did not bring it home")
+    return path
+
+
 def fuse_prio(step: Step) -> int:
     return -16 + step.n
 

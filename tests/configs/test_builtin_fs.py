@@ -11,11 +11,8 @@ failing on broken boot logs in every scripts/test.
 
 from __future__ import annotations
 
-import os
 import pathlib
 import sys
-
-import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "boot"))
 import modcheck  # noqa: E402  (puts the repository root on sys.path for analysis/)
@@ -25,13 +22,7 @@ from analysis.model import Capture  # noqa: E402
 
 
 def boot_log() -> Capture:
-    value = os.environ.get("INITEXIT_RUN_DIR")
-    if not value:
-        pytest.fail("INITEXIT_RUN_DIR is not set: scripts/check-configs --only builtin-fs runs this")
-    path = pathlib.Path(value) / "dmesg.txt"
-    if not path.is_file():
-        pytest.fail(f"{path} missing: the boot did not bring it home")
-    return load_capture(str(path))
+    return load_capture(modcheck.run_file("dmesg.txt", "builtin-fs"))
 
 
 def test_builtin_fuse_steps_called_once_in_order_at_their_priority() -> None:

@@ -14,11 +14,8 @@ on broken loads in every scripts/test.
 
 from __future__ import annotations
 
-import os
 import pathlib
 import sys
-
-import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "boot"))
 import modcheck  # noqa: E402  (puts the repository root on sys.path for analysis/)
@@ -27,10 +24,5 @@ from analysis.loads import module_loads  # noqa: E402
 
 
 def test_unload_off_failed_load_unwinds_module_exit_too() -> None:
-    value = os.environ.get("INITEXIT_RUN_DIR")
-    if not value:
-        pytest.fail("INITEXIT_RUN_DIR is not set: scripts/check-configs --only unload-off runs this")
-    path = pathlib.Path(value) / "scenario.report.txt"
-    if not path.is_file():
-        pytest.fail(f"{path} missing: the boot did not bring its scenario trace home")
-    assert modcheck.check_unload_off(module_loads(load_capture(str(path)), "test_initexit_mod_fail")) == []
+    path = modcheck.run_file("scenario.report.txt", "unload-off")
+    assert modcheck.check_unload_off(module_loads(load_capture(path), "test_initexit_mod_fail")) == []
