@@ -570,7 +570,13 @@ def _round_at_site(r: Round, base: dict[str, int], cands: Sequence[Candidate], s
         at = "at this site" if tries == hits else f"at this site ({tries} loads at N - 1, N or N + 1)"
         why = (f"then {_sg(f[cd.cache])} after {hits} more failed loads {at}, "
                f"{_sg(c)} after {repeats} clean cycles")
-        if hits < repeats:
+        if hits < repeats and f[cd.cache] < hits:
+            # A leak at this site leaves at least one object every failed
+            # load there; fewer objects than such loads rules it out with
+            # the repeats that did reach the site (the rule's f >= hits).
+            out[cd.cache] = CacheRound(False, why + f" ({hits} of {repeats} aimed repeats faulted at this "
+                                       "site: fewer objects than failed loads there)", f[cd.cache], hits)
+        elif hits < repeats:
             out[cd.cache] = CacheRound(None, why + f": only {hits} of {repeats} aimed repeats faulted at "
                                        "this site, not judged", f[cd.cache], hits)
         else:
