@@ -135,11 +135,14 @@ KLOG_DECODED_LEVEL_RE = re.compile(
 Example: ``kern  :debug : [    0.100000] calling  ipc_ns_init+0x0/0x40 @ 1``
 """
 
-KLOG_KERNEL_STAMP_RE = re.compile(r"\[ *(?P<mono>\d+\.\d+)(?: <[ \d.]+>)?\] *")
+KLOG_KERNEL_STAMP_RE = re.compile(
+    r"\[ *(?P<mono>\d+\.\d+)(?: <[ \d.]+>)?\] ?(?:\[ *(?P<caller>[TC]\d+)\])? *")
 """The kernel's own stamp, seconds since boot (dmesg; ``-d`` adds the delta
-to the previous line after ``<``).
+to the previous line after ``<``), then, with CONFIG_PRINTK_CALLER, the
+task (``T``) or CPU (``C``) that printed the line.
 
-Examples: ``[    0.100000] calling ...``, ``[    0.100012 <    0.000012>] initcall ...``
+Examples: ``[    0.100000] calling ...``, ``[    0.100012 <    0.000012>] initcall ...``,
+``[    0.100000][    T1] calling ...`` (the console), ``[    0.100000] [    T1] calling ...`` (dmesg)
 """
 
 KLOG_CTIME_STAMP_RE = re.compile(
