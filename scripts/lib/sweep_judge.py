@@ -956,12 +956,6 @@ def guest_cases(tap: str) -> list[tuple[bool, str, bool]]:
     return out
 
 
-def disagreements(j: SweepJudgement, tap: str, limit: int = 10) -> list[str]:
-    """Where the host's cases and the guest's KTAP differ, case by case:
-    verdict, description or skip. Empty when they read alike."""
-    return _compare(j, tap, limit)[0]
-
-
 def _say(c: tuple[bool, str, bool]) -> str:
     return f"{'ok' if c[0] else 'not ok'}{' (SKIP)' if c[2] else ''} - {c[1]}"
 
