@@ -942,18 +942,12 @@ def render_json(j: SweepJudgement) -> str:
     return "\n".join(lines) + "\n"
 
 
-TAP_CASE_RE = re.compile(r"^(ok|not ok) [0-9]+ - (.*?)(?: # SKIP (.*))?$")
-"""A case line of the guest's KTAP, e.g. ``ok 3 - N=3: fault in ... # SKIP why``."""
-
-
 def guest_cases(tap: str) -> list[tuple[bool, str, bool]]:
-    """The guest's cases as (ok, description, skipped), in order."""
-    out = []
-    for line in tap.splitlines():
-        m = TAP_CASE_RE.match(line)
-        if m:
-            out.append((m.group(1) == "ok", m.group(2), m.group(3) is not None))
-    return out
+    """The cases the guest's KTAP reported (verdict.py's reader), as (ok,
+    description, skipped), in order."""
+    S = verdict.Status
+    return [(c.status in (S.PASS, S.SKIP), c.description, c.status is S.SKIP)
+            for c in verdict.read_ktap(tap).cases if c.status is not S.MISSING]
 
 
 def _say(c: tuple[bool, str, bool]) -> str:
