@@ -43,6 +43,7 @@ from analysis.schema import (
     PRIO_RE,
     field_parsers,
 )
+from analysis.probes import build_probes
 from analysis.units import UnitBuilder, Units
 
 #: Name of the invariant that pairing problems are reported under.
@@ -142,6 +143,9 @@ class _Builder:
         self.orphan_unwinds: list[Event] = []
         self.findings: list[Finding] = []
         self.span_count = 0
+        #: A kernel log's calls, every one whatever the sink keeps: the
+        #: probes are placed among them (a log is small, a trace has none).
+        self.log_calls: list[Span] = []
         #: (label, name as printed) of each module init labelled by its module.
         self.module_labels: dict[tuple[str, str], int] = {}
         self.test_events = 0
@@ -561,6 +565,7 @@ class _Builder:
             prio=o.prio, level=o.level, start=o.start, finish=ev, ret=int(ret),
             duration_ns=int(usecs) * 1000,
         )
+        self.log_calls.append(span)
         self.add_span(span, None)
 
     # -- driver ------------------------------------------------------------
@@ -606,6 +611,9 @@ class _Builder:
         spans = sorted(self.sink.spans, key=self._order())
         spans.sort(key=_START_TS)
         units = sorted(self.sink.units, key=attrgetter("seq"))
+        # Probes are placed among all the log's calls, not only those the
+        # sink kept (a streaming check keeps the boot's).
+        probes = build_probes(parsed, self.log_calls)
         return Capture(
             parsed=parsed,
             spans=tuple(spans),
@@ -620,6 +628,8 @@ class _Builder:
             span_count=self.span_count,
             unit_count=self.units.seq,
             records=self.records or {},
+            probes=probes,
+            deferrals=parsed.deferral_lines,
         )
 
 

@@ -33,6 +33,7 @@ from analysis.model import (
     level_window,
 )
 from analysis.parse import unknown_initexit_events
+from analysis.probes import probe_counts
 
 # Enum members as module constants (analysis/model.py says why).
 _UNLOAD = ExitReason.UNLOAD
@@ -752,6 +753,7 @@ class CheckPass:
             "pair_exits": self.kinds.get(_PAIR_EXIT, 0),
             "failed_inits": self.failed_inits,
             "units": cap.n_units,
+            **probe_counts(cap),
         }
         return Verdict(cap, tuple(results), self.notes(cap), counts)
 

@@ -8,6 +8,12 @@ tracks on different CPUs is not an order.  Within a track, the calls
 common to A and B outside one longest run kept in order are the order
 changes; a call whose level differs (the ``initcall_level`` it followed,
 or its declared level when a map is known) moved across levels.
+
+A kernel log's device probes are compared by device: devices probed in
+one capture only, and for the others where the probe that bound the
+device ran ("probe of X moved from initcall A to initcall B", or to the
+deferred or async lane), "X now deferred" / "X no longer deferred", the
+result and the duration (analysis/probes.py).
 """
 
 from __future__ import annotations
@@ -19,7 +25,17 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from analysis.declared import level_of, longest_ascending
-from analysis.model import BANDS, CallPath, Capture, Span, SpanKind, bare_func, format_duration
+from analysis.model import (
+    BANDS,
+    CallPath,
+    Capture,
+    Probe,
+    ProbeMode,
+    Span,
+    SpanKind,
+    bare_func,
+    format_duration,
+)
 from analysis.source import InputError
 
 DIFF_SCHEMA = "initexit-diff/1"
@@ -52,7 +68,8 @@ class Call:
 
     @property
     def name(self) -> str:
-        kind, path, origin, func, n = self.key
+        kind, path, _, func, n = self.key
+        origin = self.span.origin  # shown even where the key leaves it out
         where = path if not origin else f"{path} {origin}"
         nth = f" (#{n + 1})" if n else ""
         return f"{kind} {func}{nth} [{where}]"
@@ -87,6 +104,15 @@ class Timing:
 
 
 @dataclass(frozen=True, slots=True)
+class ProbeChange:
+    """A device probed differently in B: ``what`` is one line."""
+
+    device: str
+    kind: str  # "moved", "now deferred", "no longer deferred", "result", "duration"
+    what: str
+
+
+@dataclass(frozen=True, slots=True)
 class Diff:
     a_source: str
     b_source: str
@@ -98,6 +124,13 @@ class Diff:
     results: tuple[Changed, ...]
     durations: tuple[Timing, ...]
     min_change_ns: int
+    #: Device probes (kernel logs): devices probed only in one, and the
+    #: changes of where and how the others' probes ran.
+    probes_only_a: tuple[str, ...] = ()
+    probes_only_b: tuple[str, ...] = ()
+    probe_changes: tuple[ProbeChange, ...] = ()
+    #: Devices probed in A or B (0: neither capture has probes, a trace's).
+    probe_devices: int = 0
 
     @property
     def within(self) -> tuple[Moved, ...]:
@@ -113,10 +146,14 @@ class Diff:
         return bool(self.moved or self.results)
 
     def summary(self) -> str:
-        return (f"{len(self.only_a)} only in A, {len(self.only_b)} only in B, "
+        text = (f"{len(self.only_a)} only in A, {len(self.only_b)} only in B, "
                 f"{len(self.within)} order changes within a level, {len(self.across)} across levels, "
                 f"{len(self.results)} result changes, {len(self.durations)} duration changes "
                 f">= {format_duration(self.min_change_ns)}")
+        if self.probe_devices:
+            text += (f"; probes: {len(self.probes_only_a)} devices only in A, "
+                     f"{len(self.probes_only_b)} only in B, {len(self.probe_changes)} changes")
+        return text
 
 
 def _level(s: Span, declared: dict[int, str]) -> Optional[str]:
@@ -138,7 +175,11 @@ def calls_of(cap: Capture) -> list[Call]:
     out = []
     for s in cap.spans:
         kind = "exit" if s.kind is SpanKind.PAIR_EXIT else "init"
-        base = (kind, s.path.value, s.origin, bare_func(s.func))
+        # A boot call is keyed by its function alone: a stock dmesg names no
+        # object, the series' (or a System.map beside it) does, and the
+        # same call must match across the two.
+        origin = "" if s.path is CallPath.BOOT else s.origin
+        base = (kind, s.path.value, origin, bare_func(s.func))
         n = seen.get(base, 0)
         seen[base] = n + 1
         track = "boot" if s.path is CallPath.BOOT else f"module {s.origin} load #{s.instance + 1}"
@@ -170,7 +211,9 @@ def diff_captures(a: Capture, b: Capture, min_change_ns: int = 1_000_000) -> Dif
         prev_in_b = {c.key: (common_b[i - 1].name if i else None) for i, c in enumerate(common_b)}
         for i, c in enumerate(common_a):
             other = kb[c.key]
-            if i in keep and c.level == other.level:
+            # A side that cannot tell the level (a stock dmesg without its
+            # System.map) moves nothing to another level.
+            if i in keep and (c.level == other.level or None in (c.level, other.level)):
                 continue
             moved.append(Moved(c.name, track, common_a[i - 1].name if i else None,
                                prev_in_b[c.key], c.level, other.level))
@@ -184,8 +227,60 @@ def diff_captures(a: Capture, b: Capture, min_change_ns: int = 1_000_000) -> Dif
         if abs(o.span.duration_ns - c.span.duration_ns) >= max(1, min_change_ns):
             timings.append(Timing(c.name, c.span.duration_ns, o.span.duration_ns))
     timings.sort(key=lambda t: -abs(t.b_ns - t.a_ns))
+    p_only_a, p_only_b, p_changes = diff_probes(a, b, min_change_ns)
     return Diff(a.parsed.source, b.parsed.source, len(ca), len(cb), only_a, only_b, tuple(moved),
-                results, tuple(timings), min_change_ns)
+                results, tuple(timings), min_change_ns, p_only_a, p_only_b, p_changes,
+                len({p.device for p in a.probes} | {p.device for p in b.probes}))
+
+
+def _place(p: Probe) -> str:
+    """Where a probe ran, for the diff: ``initcall F``, ``the deferred
+    lane`` or ``the async lane``."""
+    if p.mode is ProbeMode.IN_CALL:
+        return f"initcall {p.call_func}"
+    return f"the {p.mode.value} lane"
+
+
+def diff_probes(a: Capture, b: Capture, min_change_ns: int
+                ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[ProbeChange, ...]]:
+    """Devices probed only in A, only in B, and each common device's
+    changes: where its last probe ran (the one that bound it, else its
+    last), whether it deferred, its result and its duration.  Not part of
+    ``changed`` (``--fail-on-change``): a bus's own thread can print inside
+    one call in one boot and another in the next (analysis/probes.py)."""
+    def by_device(cap: Capture) -> dict[str, list[Probe]]:
+        out: dict[str, list[Probe]] = {}
+        for p in cap.probes:
+            out.setdefault(p.device, []).append(p)
+        return out
+
+    pa, pb = by_device(a), by_device(b)
+    only_a = tuple(d for d in pa if d not in pb)
+    only_b = tuple(d for d in pb if d not in pa)
+    changes: list[ProbeChange] = []
+    for dev, la in pa.items():
+        lb = pb.get(dev)
+        if lb is None:
+            continue
+        fa = next((p for p in la if p.ret == 0), la[-1])
+        fb = next((p for p in lb if p.ret == 0), lb[-1])
+        da, db = any(p.deferred for p in la), any(p.deferred for p in lb)
+        if _place(fa) != _place(fb):
+            changes.append(ProbeChange(dev, "moved", f"probe of {dev} moved from {_place(fa)} "
+                                                     f"to {_place(fb)}"))
+        if db and not da:
+            n = sum(1 for p in lb if p.deferred)
+            changes.append(ProbeChange(dev, "now deferred", f"{dev} now deferred ({n}x in B)"))
+        elif da and not db:
+            changes.append(ProbeChange(dev, "no longer deferred", f"{dev} no longer deferred"))
+        if fa.result != fb.result:
+            changes.append(ProbeChange(dev, "result", f"probe of {dev}: {fa.result} ({fa.ret}) in A, "
+                                                      f"{fb.result} ({fb.ret}) in B"))
+        if abs(fb.duration_ns - fa.duration_ns) >= max(1, min_change_ns):
+            changes.append(ProbeChange(dev, "duration", f"probe of {dev}: {format_duration(fa.duration_ns)}"
+                                                        f" -> {format_duration(fb.duration_ns)} "
+                                                        f"({_signed(fb.duration_ns - fa.duration_ns)})"))
+    return only_a, only_b, tuple(changes)
 
 
 # -- outputs ---------------------------------------------------------------------
@@ -220,11 +315,14 @@ def diff_dict(d: Diff) -> dict[str, Any]:
         "result_changes": [{"call": r.call, "a": r.a, "b": r.b} for r in d.results],
         "duration_changes": [{"call": t.call, "a_ns": t.a_ns, "b_ns": t.b_ns,
                               "change_ns": t.b_ns - t.a_ns} for t in d.durations],
+        "probes": {"only_a": list(d.probes_only_a), "only_b": list(d.probes_only_b),
+                   "changes": [{"device": c.device, "kind": c.kind, "text": c.what}
+                               for c in d.probe_changes]},
     }
 
 
 def _sections(d: Diff) -> list[tuple[str, list[str]]]:
-    return [
+    out = [
         ("Only in A", list(d.only_a)),
         ("Only in B", list(d.only_b)),
         ("Order changes within a level", [_moved_text(m) for m in d.within]),
@@ -233,7 +331,12 @@ def _sections(d: Diff) -> list[tuple[str, list[str]]]:
         (f"Duration changes >= {format_duration(d.min_change_ns)}",
          [f"{t.call}: {format_duration(t.a_ns)} -> {format_duration(t.b_ns)} ({_signed(t.b_ns - t.a_ns)})"
           for t in d.durations]),
+        ("Probes: devices only in A", [f"probe of {x}" for x in d.probes_only_a]),
+        ("Probes: devices only in B", [f"probe of {x}" for x in d.probes_only_b]),
+        ("Probe changes", [c.what for c in d.probe_changes]),
     ]
+    # Probes only when a capture has them (a kernel log's).
+    return out if d.probe_devices else out[:-3]
 
 
 def diff_text(d: Diff) -> str:

@@ -135,11 +135,14 @@ KLOG_DECODED_LEVEL_RE = re.compile(
 Example: ``kern  :debug : [    0.100000] calling  ipc_ns_init+0x0/0x40 @ 1``
 """
 
-KLOG_KERNEL_STAMP_RE = re.compile(r"\[ *(?P<mono>\d+\.\d+)(?: <[ \d.]+>)?\] *")
+KLOG_KERNEL_STAMP_RE = re.compile(
+    r"\[ *(?P<mono>\d+\.\d+)(?: <[ \d.]+>)?\] ?(?:\[ *(?P<caller>[TC]\d+)\])? *")
 """The kernel's own stamp, seconds since boot (dmesg; ``-d`` adds the delta
-to the previous line after ``<``).
+to the previous line after ``<``), then, with CONFIG_PRINTK_CALLER, the
+task (``T``) or CPU (``C``) that printed the line.
 
-Examples: ``[    0.100000] calling ...``, ``[    0.100012 <    0.000012>] initcall ...``
+Examples: ``[    0.100000] calling ...``, ``[    0.100012 <    0.000012>] initcall ...``,
+``[    0.100000][    T1] calling ...`` (the console), ``[    0.100000] [    T1] calling ...`` (dmesg)
 """
 
 KLOG_CTIME_STAMP_RE = re.compile(
@@ -234,4 +237,38 @@ DMESG_RUN_INIT_RE = re.compile(r"Run (\S+) as init process")
 DMESG_INITEXIT_RE).
 
 Example: ``Run /init as init process``
+"""
+
+DMESG_PROBE_RE = re.compile(r"probe of (.+?) returned (-?\d+) after (\d+) usecs\s*$")
+"""initcall_debug's message after each driver probe: ``"probe of %s returned
+%d after %lld usecs\\n"`` (KERN_DEBUG, drivers/base/dd.c's
+really_probe_debug(), printed when the probe returns: dev_name(), then
+really_probe()'s result, which is the driver's error negated, so a
+deferral is ``517`` (-EPROBE_DEFER from a driver's probe) or ``-517`` (a
+supplier's device link not ready), ``19``/``6`` a driver that rejects the
+device (-ENODEV, -ENXIO); ``ktime_us_delta()`` microseconds).  The same
+text from 5.10 on.
+
+Example: ``probe of serio1 returned 19 after 7197 usecs``
+"""
+
+DMESG_DEFERRAL_RE = re.compile(
+    r"(\S+) (\S+): (?:(?P<pending>deferred probe pending): |(?P<defer>error -EPROBE_DEFER): "
+    r"|(?P<timeout>deferred probe timeout, ignoring dependency))(?P<reason>.*?)\s*$"
+)
+"""The kernel's messages about why a device's probe is deferred, after
+dev_printk()'s ``DRIVER-OR-BUS DEVICE: `` head (drivers/base/dd.c and
+core.c, 6.12):
+
+- ``deferred probe pending: REASON``: dev_warn() for each device still
+  deferred when the deferred probe timeout (``deferred_probe_timeout=``,
+  10 s after the late initcalls with modules) runs out; REASON is what
+  dev_err_probe() recorded, ``DRIVER: message`` (or ``(reason unknown)``).
+- ``error -EPROBE_DEFER: REASON``: dev_err_probe()'s own dev_dbg(), printed
+  only with dynamic debug enabled for drivers/base/core.c.
+- ``deferred probe timeout, ignoring dependency``: dev_warn() once the
+  timeout ran out, from a probe that asked
+  driver_deferred_probe_check_state().
+
+Example: ``platform initexit-probe-consumer: deferred probe pending: initexit-probe-consumer: waiting for initexit-probe-supplier``
 """

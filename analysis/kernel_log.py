@@ -48,7 +48,8 @@ ACCEPTED_LOGS = (
     "a kernel log with initcall_debug's lines as dmesg prints it (plain, -r, -x, -T, -t, -d, "
     "--time-format iso), as journalctl -k prints it (-o short, short-precise, short-monotonic, "
     "short-iso, short-iso-precise; with or without the host name), a syslog file "
-    "(rsyslog's traditional or RFC 3339 format) or a console log (printk.time=0 too); "
+    "(rsyslog's traditional or RFC 3339 format) or a console log (printk.time=0 too; "
+    "CONFIG_PRINTK_CALLER's [T1] after the stamp too); "
     "LF or CRLF line ends"
 )
 

@@ -253,6 +253,99 @@ class KernelNotice(NamedTuple):
     why: str = ""
 
 
+class ProbeLine(NamedTuple):
+    """One ``probe of DEV returned N after T usecs`` line of a kernel log
+    (grammar.DMESG_PROBE_RE), as read: ``end_ns`` is its time (the line's
+    stamp: the kernel prints it as the probe returns)."""
+
+    line: int
+    end_ns: int
+    device: str
+    ret: int
+    usecs: int
+    text: str
+    #: The line's time is the kernel's own stamp (not rebuilt from durations).
+    stamped: bool = True
+
+
+class DeferralLine(NamedTuple):
+    """A kernel message saying why a device's probe is deferred
+    (grammar.DMESG_DEFERRAL_RE): ``kind`` ``pending`` (the deferred probe
+    timeout's warning), ``defer`` (dev_err_probe()'s debug message) or
+    ``timeout`` (a dependency ignored after the timeout)."""
+
+    line: int
+    ts_ns: int
+    device: str
+    owner: str  # the driver or bus dev_printk() names before the device
+    kind: str
+    reason: str
+    text: str
+
+
+class ProbeMode(enum.Enum):
+    """Where a device probe ran, as far as a kernel log tells."""
+
+    __hash__ = object.__hash__  # see the module docstring
+
+    #: Inside a call: its line is between the call's calling and returned
+    #: lines and its time within the call's (a synchronous probe).
+    IN_CALL = "in-call"
+    #: A retry of a device that deferred before, or a probe run while
+    #: deferred_probe_initcall waits for the deferred probe work: the work
+    #: runs in a kworker, not in the call.
+    DEFERRED = "deferred"
+    #: Outside every call: asynchronous probing (async_schedule), a bus's
+    #: own thread (serio), a probe after the boot that no call started.
+    ASYNC = "async"
+
+
+#: -EPROBE_DEFER; really_probe() returns a driver's error negated (517),
+#: a device link's not-ready supplier as it is (-517).
+EPROBE_DEFER = 517
+#: -ENODEV, -ENXIO negated: the driver does not take this device.
+PROBE_NO_MATCH = (19, 6, -19, -6)
+
+
+class Probe(NamedTuple):
+    """One device probe on the timeline (a kernel log's probe line).
+
+    ``start_ns`` is the line's time less the printed duration.  ``call``
+    is the start line of the call during which it ran (IN_CALL: the call
+    that holds it; DEFERRED: the call that waited for it, as
+    deferred_probe_initcall, if any), None outside every call.
+    ``attempt`` counts the device's probes (1 = its first).
+    """
+
+    line: int
+    device: str
+    ret: int
+    duration_ns: int
+    start_ns: int
+    end_ns: int
+    mode: ProbeMode
+    call: Optional[int]
+    call_func: str
+    attempt: int
+    text: str
+
+    @property
+    def result(self) -> str:
+        """``bound``, ``deferred``, ``no match`` (the driver did not take
+        the device) or ``failed``."""
+        if self.ret == 0:
+            return "bound"
+        if abs(self.ret) == EPROBE_DEFER:
+            return "deferred"
+        if self.ret in PROBE_NO_MATCH:
+            return "no match"
+        return "failed"
+
+    @property
+    def deferred(self) -> bool:
+        return abs(self.ret) == EPROBE_DEFER
+
+
 @dataclass(frozen=True, slots=True)
 class Gap:
     """A place where the capture is known to miss data."""
@@ -310,6 +403,9 @@ class ParsedInput:
     #: How the input was read, when the reader must say so (a kernel log's
     #: wall-clock or missing stamps, its kernel's microseconds).
     notes: tuple[str, ...] = ()
+    #: dmesg: initcall_debug's probe lines, and the deferral messages.
+    probe_lines: tuple[ProbeLine, ...] = ()
+    deferral_lines: tuple[DeferralLine, ...] = ()
 
     @property
     def n_events(self) -> int:
@@ -472,6 +568,10 @@ class Capture:
     #: record with one attribute per field; None: not in the documented
     #: format), when the build was asked to keep them (the boot test).
     records: Mapping[int, Any] = field(default_factory=dict)
+    #: Device probes (a kernel log's initcall_debug lines; a trace has no
+    #: probe event in 6.12), by line, and the deferral messages by line.
+    probes: tuple[Probe, ...] = ()
+    deferrals: tuple[DeferralLine, ...] = ()
 
     @property
     def n_spans(self) -> int:

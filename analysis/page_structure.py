@@ -19,6 +19,11 @@ the same :class:`Structure`, so the two show the same thing.
 - Boxes that follow each other share a row; overlapping ones (two tasks on
   one CPU) get rows of their own, first fit, at most :data:`MAX_TRACKS`
   per parent (the rest share the last).
+- **Probes** (a kernel log's device probes, analysis/probes.py): one run in
+  a call is a box inside the call's; the deferred ones (a retry of a
+  device that deferred, or run while deferred_probe_initcall waits for
+  the deferred probe work's kworker) share a lane of their own, and those
+  outside every call (asynchronous probing, a bus's thread) another.
 - **Links** join two boxes: a failed init to each exit its unwind ran.
 """
 
@@ -27,10 +32,10 @@ from __future__ import annotations
 import enum
 import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple, Optional, Sequence
 
-from analysis.model import CallPath, Capture, ExitReason, Span, SpanKind, Status
+from analysis.model import CallPath, Capture, ExitReason, Probe, ProbeMode, Span, SpanKind, Status
 
 #: Rows of boxes side by side under one parent (or in one lane) at most.
 MAX_TRACKS = 24
@@ -67,11 +72,21 @@ class BoxKind(enum.Enum):
     INNER = "inner"  # the do_one_initcall inside a pair init
     LOAD = "load"  # a module load: its calls inside
     UNLOAD = "unload"  # a module unload: its exits inside
+    PROBE = "probe"  # a device probe (a kernel log's probe line)
 
 
 #: Fill keys of the boxes (render_html.COLOURS and GROUP_COLOURS map them).
 STYLES = ("initcall", "init-ok", "init-failed", "exit-unload", "exit-unwind", "unfinished",
-          "load", "load-failed", "unload")
+          "load", "load-failed", "unload", "probe-bound", "probe-deferred", "probe-failed")
+
+
+def probe_style(p: Probe) -> str:
+    """A probe's fill key: bound (or no match: the driver passed), deferred, failed."""
+    if p.deferred:
+        return "probe-deferred"
+    return "probe-failed" if p.result == "failed" else "probe-bound"
+
+
 
 
 def colour_key(s: Span) -> str:
@@ -113,6 +128,13 @@ def lane_key(s: Span, first_start: int) -> LaneKey:
     return LaneKey((0, ev.cpu), f"CPU {ev.cpu}")
 
 
+#: The lanes of the probes no call holds, after every other lane.
+PROBE_LANES = {
+    ProbeMode.DEFERRED: LaneKey((3, 0), "deferred probes (kworker)"),
+    ProbeMode.ASYNC: LaneKey((3, 1), "probes outside any call (async)"),
+}
+
+
 @dataclass(frozen=True, slots=True)
 class Lane:
     """One lane: its label, first row and height in rows."""
@@ -139,6 +161,7 @@ class Box:
     call: int  # the capture span (CALL, INNER: the pair init's), -1 for groups
     label: str
     style: str
+    probe: int = -1  # PROBE: index into the capture's probes
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,6 +185,8 @@ class Structure:
     box_of_call: dict[int, int]
     #: boxes that share a parent's last row (more than MAX_TRACKS overlap)
     crowded: int
+    #: probe index -> its box
+    box_of_probe: dict[int, int] = field(default_factory=dict)
 
     @property
     def rows(self) -> int:
@@ -172,7 +197,8 @@ class _Proto:
     """A box while it is laid out."""
 
     __slots__ = ("kind", "start", "end", "call", "label", "style", "parent", "children",
-                 "lane", "depth", "rows", "offset", "row", "task", "line", "last")
+                 "lane", "depth", "rows", "offset", "row", "task", "line", "last", "probe",
+                 "lane_key")
 
     def __init__(self, kind: BoxKind, start: int, end: int, call: int, label: str, style: str,
                  line: int, task: tuple[int, int] = (-1, -1), last: Optional[int] = None) -> None:
@@ -188,6 +214,9 @@ class _Proto:
         self.rows = 1
         self.offset = 0  # its row below its parent's first child row
         self.row = 0
+        self.probe = -1
+        #: A root box's own lane (a probe no call holds).
+        self.lane_key: Optional[LaneKey] = None
 
 
 def _task(s: Span) -> tuple[int, int]:
@@ -308,10 +337,15 @@ def build_structure(cap: Capture, drawn: Sequence[int], ends: Sequence[int],
             p.parent = g
         protos.append(g)
 
+    protos += _probe_protos(cap, drawn, by_call, t0)
+
     # Lanes: each outermost box's, inherited by what it holds.
     roots = [p for p in protos if p.parent is None]
     lane_keys: dict[LaneKey, list[_Proto]] = {}
     for r in sorted(roots, key=lambda p: (p.start, p.line)):
+        if r.lane_key is not None:
+            lane_keys.setdefault(r.lane_key, []).append(r)
+            continue
         leaf = r
         while leaf.call < 0:
             leaf = min(leaf.children, key=lambda p: (p.start, p.line))
@@ -356,10 +390,42 @@ def build_structure(cap: Capture, drawn: Sequence[int], ends: Sequence[int],
     index = {id(p): n for n, p in enumerate(order)}
     boxes = tuple(
         Box(p.kind, p.start, p.end, p.lane, p.row, p.rows, p.depth,
-            index[id(p.parent)] if p.parent is not None else -1, p.call, p.label, p.style)
+            index[id(p.parent)] if p.parent is not None else -1, p.call, p.label, p.style,
+            p.probe)
         for p in order)
     box_of_call = {p.call: index[id(p)] for p in calls}
-    return Structure(tuple(lanes), boxes, _links(cap, box_of_call), box_of_call, crowded)
+    box_of_probe = {p.probe: index[id(p)] for p in order if p.kind is BoxKind.PROBE}
+    return Structure(tuple(lanes), boxes, _links(cap, box_of_call), box_of_call, crowded,
+                     box_of_probe)
+
+
+def _probe_protos(cap: Capture, drawn: Sequence[int], by_call: dict[int, _Proto],
+                  t0: int) -> list[_Proto]:
+    """A box per probe: inside its call's box (clipped to it: the stamps
+    are microseconds, the call's printk's clock) when it ran in a drawn
+    call, else a root in its mode's lane."""
+    if not cap.probes:
+        return []
+    spans = cap.spans
+    call_at = {spans[i].start.line: by_call[i] for i in drawn if i in by_call}
+    out: list[_Proto] = []
+    for k, pr in enumerate(cap.probes):
+        a, b = pr.start_ns - t0, pr.end_ns - t0
+        holder = call_at.get(pr.call) if pr.mode is ProbeMode.IN_CALL and pr.call is not None \
+            else None
+        if holder is not None:
+            a = min(max(a, holder.start), holder.end)
+            b = max(a, min(b, holder.end))
+        label = f"probe {pr.device}" + ("" if pr.ret == 0 else f" ({pr.ret})")
+        p = _Proto(BoxKind.PROBE, a, b, -1, label, probe_style(pr), pr.line)
+        p.probe = k
+        if holder is not None:
+            p.parent = holder
+            holder.children.append(p)
+        else:
+            p.lane_key = PROBE_LANES.get(pr.mode, PROBE_LANES[ProbeMode.ASYNC])
+        out.append(p)
+    return out
 
 
 def _links(cap: Capture, box_of_call: dict[int, int]) -> tuple[Link, ...]:

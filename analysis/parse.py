@@ -19,9 +19,11 @@ from typing import Iterable, Iterator, Optional
 from analysis.grammar import (
     CPUS_RE,
     DMESG_CALLING_RE,
+    DMESG_DEFERRAL_RE,
     DMESG_INITEXIT_RE,
     DMESG_LEVEL_RE,
     DMESG_LINUX_VERSION_RE,
+    DMESG_PROBE_RE,
     DMESG_RETURNED_RE,
     DMESG_RUN_INIT_RE,
     DROPPED_RE,
@@ -33,15 +35,17 @@ from analysis.grammar import (
     TRACE_LINE_RE,
     TASK_RE,
 )
-from analysis.kernel_log import StampClock, duration_note, split
+from analysis.kernel_log import Clock, StampClock, duration_note, split
 from analysis.model import (
     INITEXIT_PREFIX,
     Event,
     EventName,
     Gap,
     InputFormat,
+    DeferralLine,
     KernelNotice,
     ParsedInput,
+    ProbeLine,
     Problem,
 )
 from analysis.source import InputError, InputText, open_input, read_input, split_head
@@ -328,6 +332,36 @@ def _notice(lineno: int, msg: str, raw: str) -> Optional[KernelNotice]:
                         why=why)
 
 
+def _probe_line(lineno: int, raw: str, clock: StampClock, probes: list[ProbeLine],
+                deferrals: list[DeferralLine]) -> bool:
+    """Read a probe line or a deferral message into ``probes`` or
+    ``deferrals``; False when ``raw`` is neither.
+
+    A probe line's time is its stamp when the log has the kernel's own;
+    otherwise the time of the last call line before it plus its duration
+    (the probe ran inside or after that call; the running clock is not
+    moved on, as the call's own ``after N usecs`` holds the probe's time).
+    """
+    line = split(raw)
+    msg = line.message
+    text = raw.rstrip("\r\n")
+    stamped = clock.clock in (None, Clock.KERNEL) and line.clock is Clock.KERNEL and line.ns is not None
+    m = DMESG_PROBE_RE.match(msg)
+    if m is not None:
+        dev, ret, usecs = m.group(1), int(m.group(2)), int(m.group(3))
+        end = line.ns if stamped and line.ns is not None else clock.now + usecs * 1000
+        probes.append(ProbeLine(lineno, end, dev, ret, usecs, text, stamped))
+        return True
+    d = DMESG_DEFERRAL_RE.match(msg)
+    if d is not None:
+        kind = "pending" if d.group("pending") else "defer" if d.group("defer") else "timeout"
+        ts = line.ns if stamped and line.ns is not None else clock.now
+        deferrals.append(DeferralLine(lineno, ts, d.group(2), d.group(1), kind,
+                                      d.group("reason").strip(), text))
+        return True
+    return False
+
+
 def parse_dmesg(text: str, source: str = "<text>") -> ParsedInput:
     """Parse a kernel log: initcall_debug's calling/returned lines are
     events, its ``entering initcall level`` lines initcall_level events, the
@@ -344,6 +378,8 @@ def parse_dmesg(text: str, source: str = "<text>") -> ParsedInput:
     events: list[Event] = []
     gaps: list[Gap] = []
     notices: list[KernelNotice] = []
+    probe_lines: list[ProbeLine] = []
+    deferral_lines: list[DeferralLine] = []
     clock = StampClock()
     version: Optional[tuple[int, int]] = None
     n_lines = len(lines)
@@ -357,6 +393,9 @@ def parse_dmesg(text: str, source: str = "<text>") -> ParsedInput:
             v = DMESG_LINUX_VERSION_RE.search(raw)
             if v is not None:
                 version = (int(v.group(1)), int(v.group(2)))
+        if "probe" in raw and ("probe of " in raw or "EPROBE_DEFER" in raw or "deferred probe " in raw):
+            if _probe_line(lineno, raw, clock, probe_lines, deferral_lines):
+                continue
         if "calling" not in raw and "initcall" not in raw:
             continue
         line = split(raw)
@@ -393,6 +432,8 @@ def parse_dmesg(text: str, source: str = "<text>") -> ParsedInput:
         ignored={},
         notices=tuple(notices),
         notes=notes,
+        probe_lines=tuple(probe_lines),
+        deferral_lines=tuple(deferral_lines),
     )
 
 

@@ -5,14 +5,17 @@ so this is how existing viewers see the capture.
 One process per path/module (boot, then each module), one thread per kernel
 task; every call is a complete ("X") event.  A pair's init contains the
 initcall_start/finish span of the same call, so the two nest.  Unwinds and
-initcall levels are instant ("i") events.
+initcall levels are instant ("i") events.  A kernel log's device probes
+are complete events: one run in a call on the call's thread (so it nests),
+the deferred and the asynchronous ones on two threads of a ``probes``
+process.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from analysis.model import CallPath, Capture, Span, Verdict
+from analysis.model import CallPath, Capture, ProbeMode, Span, Verdict
 
 
 def _us(ns: int) -> float:
@@ -64,6 +67,34 @@ def chrome_trace(v: Verdict) -> dict[str, Any]:
                 "tid": tid, "ts": _us(s.unwind.ts_ns),
                 "args": {"event": s.unwind.info, "line": s.unwind.line},
             })
+    # Probes (a kernel log's): one in a call on its call's thread, inside
+    # it; the deferred and the async ones on threads of their own.
+    by_line = {s.start.line: s for s in cap.spans}
+    lanes = {ProbeMode.DEFERRED: (1, "deferred probes (kworker)"),
+             ProbeMode.ASYNC: (2, "probes outside any call (async)")}
+    for p in cap.probes:
+        holder = by_line.get(p.call) if p.call is not None else None
+        args = {"device": p.device, "ret": p.ret, "result": p.result, "mode": p.mode.value,
+                "attempt": p.attempt, "line": p.line, "duration_ns": p.duration_ns}
+        if p.call_func:
+            args["during"] = p.call_func
+        start, end = p.start_ns, p.end_ns
+        if p.mode is ProbeMode.IN_CALL and holder is not None:
+            pid, tid = pid_of(holder), holder.start.pid
+            # Inside the call, whatever the clocks' rounding.
+            start = max(start, holder.start_ns)
+            if holder.end_ns is not None:
+                end = min(end, holder.end_ns)
+        else:
+            if "probes" not in procs:
+                procs["probes"] = len(procs) + 1
+            pid = procs["probes"]
+            tid, comm = lanes[p.mode] if p.mode in lanes else lanes[ProbeMode.ASYNC]
+            threads.add((pid, tid, comm))
+        events.append({
+            "name": f"probe {p.device}", "cat": "probe", "ph": "X", "pid": pid, "tid": tid,
+            "ts": _us(start), "dur": _us(max(0, end - start)), "args": args,
+        })
     for ev, name in zip(cap.levels, cap.level_names):
         events.append({
             "name": f"level {name}", "cat": "initcall_level", "ph": "i",
@@ -79,7 +110,8 @@ def chrome_trace(v: Verdict) -> dict[str, Any]:
                      "args": {"sort_index": pid}})
     for pid, tid, comm in sorted(threads):
         meta.append({"name": "thread_name", "ph": "M", "pid": pid, "tid": tid,
-                     "args": {"name": f"{comm}-{tid}" if comm else str(tid)}})
+                     "args": {"name": comm if pid == procs.get("probes") else
+                              f"{comm}-{tid}" if comm else str(tid)}})
     return {
         "traceEvents": meta + events,
         "displayTimeUnit": "ns",

@@ -55,6 +55,7 @@ from analysis.page_structure import (
     colour_key,
     section_key,
 )
+from analysis.probes import deferred_devices, probe_counts
 
 #: Calls drawn as one element each at most; past it the rest only count in
 #: the overview (20000 SVG rects still pan smoothly in Chromium).
@@ -84,7 +85,18 @@ COLOURS = {
     "exit-unload": "#1565c0",
     "exit-unwind": "#ef6c00",
     "unfinished": "#9e9e9e",
+    # Device probes (a kernel log's): not calls, so not in COLOUR_KEYS.
+    "probe-bound": "#00897b",
+    "probe-deferred": "#b8860b",
+    "probe-failed": "#6d4c41",
 }
+
+#: Probe boxes: style key, legend text.
+PROBE_LEGEND = (
+    ("probe-bound", "device probe (bound, or not its driver)"),
+    ("probe-deferred", "probe deferred (-EPROBE_DEFER)"),
+    ("probe-failed", "probe failed"),
+)
 
 LEGEND = (
     ("initcall", "plain initcall (no pair)"),
@@ -147,6 +159,7 @@ a.call-link { margin-right: .8em; }
 .k-initcall { fill: #8796ab; } .k-init-ok { fill: #2e7d32; } .k-init-failed { fill: #c62828; }
 .k-exit-unload { fill: #1565c0; } .k-exit-unwind { fill: #ef6c00; }
 .k-unfinished { fill: #9e9e9e; }
+.k-probe-bound { fill: #00897b; } .k-probe-deferred { fill: #b8860b; } .k-probe-failed { fill: #6d4c41; }
 #tl-svg rect.inner { stroke: #fff; stroke-width: .7; }
 #tl-svg rect.load, #tl-svg rect.unload { stroke-width: 1; }
 .k-load { fill: #e8f5e9; stroke: #2e7d32; } .k-load-failed { fill: #fdecea; stroke: #c62828; }
@@ -168,14 +181,17 @@ SCRIPT = r"""
 "use strict";
 var D = JSON.parse(document.getElementById("initexit-data").textContent);
 var C = D.calls, T = Math.max(1, D.end), T0 = D.t0, KEYS = D.keys, REG = D.regions;
-var B = D.boxes, LN = D.lanes, LK = D.links, STY = D.styles;
+var B = D.boxes, LN = D.lanes, LK = D.links, STY = D.styles, PR = D.probes;
 var S = 0, E = 1, DUR = 2, BOX = 3, COL = 4, FN = 5, ORI = 6, PRIO = 7, BAND = 8, ST = 9,
     RET = 10, KIND = 11, PATH = 12, IDX = 13, TASK = 14, CPU = 15, LINE = 16, FLINE = 17,
     REASON = 18, INNER = 19, LINKS = 20, FLAGS = 21, LEVEL = 22;
 // A box: a call, the do_one_initcall inside a pair init, or a module's
 // load or unload holding its calls; drawn inside its parent box.
 var BS = 0, BE = 1, BLANE = 2, BROW = 3, BROWS = 4, BKIND = 5, BCALL = 6, BPAR = 7, BLBL = 8,
-    BSTY = 9;
+    BSTY = 9, BPROBE = 10;
+// A device probe: device, ret, result, where it ran, the call it ran
+// during, attempt, line, duration, the log line.
+var PDEV = 0, PRET = 1, PRES = 2, PMODE = 3, PCALL = 4, PATT = 5, PLINE = 6, PDUR = 7, PTEXT = 8;
 var NS = "http://www.w3.org/2000/svg";
 var ROW_H = D.geometry.row, LANE_H = D.geometry.lane_head;
 var BAND_H = 16, AXIS_H = 22, MIN_SPAN = 200, MAX_LABELS = 400;
@@ -283,6 +299,7 @@ for (var j = 0; j < B.length; j++) {
     cls += " call" + (C[ci][FLAGS].length ? " flag" : "");
     at["data-i"] = ci; CB[ci] = j;
   }
+  if (kind === "probe") at["data-probe"] = b[BPROBE];
   at["class"] = cls;
   var rc = el("rect", at);
   rects[j] = rc; vis[j] = true;
@@ -483,6 +500,20 @@ function showGroup(b) {
   row("calls (" + n + ")", sp);
   parentRow(row, b);
 }
+// A device probe: its line, result, where it ran.
+function showProbe(b) {
+  var g = B[b], p = PR[g[BPROBE]], row = detailTable(-1, b);
+  selected = -1; render();
+  var l = hel("code", "probe " + p[PDEV]); l.id = "detail-func";
+  row("device probe", l);
+  row("result", p[PRES] + ", returned " + p[PRET] + (p[PATT] > 1 ? " (attempt " + p[PATT] + ")" : ""));
+  row("ran", p[PMODE] === "in-call" ? "in " + p[PCALL] + " (synchronous)" :
+      p[PMODE] + (p[PCALL] ? ", during " + p[PCALL] : ""));
+  row("start", fmtAbs(g[BS]) + " s");
+  row("duration", fmtDur(p[PDUR]));
+  row("capture line", p[PLINE] + ": " + p[PTEXT]);
+  parentRow(row, b);
+}
 // A click or hover on a box: the call it is, or holds the do_one_initcall of.
 function boxCall(t) {
   var b = t.getAttribute && t.getAttribute("data-b");
@@ -520,6 +551,10 @@ function applyFilter() {
   var hit = new Array(B.length);
   for (var j = B.length - 1; j >= 0; j--) {
     if (B[j][BKIND] === "call" || B[j][BKIND] === "inner") hit[j] = hit[j] || !match || match[B[j][BCALL]];
+    if (B[j][BKIND] === "probe") {
+      var pp = PR[B[j][BPROBE]];
+      hit[j] = hit[j] || !q || ("probe " + pp[PDEV] + " " + pp[PRES] + " " + pp[PMODE]).toLowerCase().indexOf(q) >= 0;
+    }
     if (hit[j] && B[j][BPAR] >= 0) hit[B[j][BPAR]] = true;
   }
   for (var m = 0; m < B.length; m++) {
@@ -599,6 +634,8 @@ window.addEventListener("mouseup", function () {
     if (bc && bc.call >= 0) {
       select(bc.call, false);
       history.replaceState(null, "", "#call=" + bc.call);
+    } else if (bc && B[bc.b][BKIND] === "probe") {
+      showProbe(bc.b);
     } else if (bc) {
       showGroup(bc.b);
     }
@@ -969,7 +1006,8 @@ def structure_data(st: Structure, slot: dict[int, int]) -> dict[str, Any]:
         "styles": list(STYLES),
         "lanes": [[lane.label, lane.row, lane.rows] for lane in st.lanes],
         "boxes": [[b.start, b.end, b.lane, b.row, b.rows, b.kind.value,
-                   slot[b.call] if b.call >= 0 else -1, b.parent, b.label, STYLES.index(b.style)]
+                   slot[b.call] if b.call >= 0 else -1, b.parent, b.label, STYLES.index(b.style),
+                   b.probe]
                   for b in st.boxes],
         "links": [[lk.src, lk.dst, lk.kind, lk.text] for lk in st.links],
     }
@@ -1037,11 +1075,44 @@ def _overview_svg(d: PageData) -> str:
     return "\n".join(out)
 
 
-def _legend() -> str:
+def _probes_section(cap: Capture, top: int = 10) -> list[str]:
+    """Static (no script): the probes' counts, the slowest, and each
+    deferred device with the causes the kernel printed."""
+    if not cap.probes:
+        return []
+    c = probe_counts(cap)
+    out = [f'<h2>Device probes</h2><p id="probe-counts">{c["probes"]} probes: '
+           f'{c["probes_in_call"]} in a call, {c["probes_deferred_lane"]} deferred, '
+           f'{c["probes_async"]} outside any call; {c["probes_returned_defer"]} returned '
+           f'-EPROBE_DEFER, {c["probes_failed"]} failed.</p>',
+           '<table id="slowest-probes"><tr><th>duration</th><th>device</th><th>result</th>'
+           "<th>ran</th><th>line</th></tr>"]
+    for p in heapq.nlargest(top, cap.probes, key=lambda p: p.duration_ns):
+        ran = f"in {p.call_func}" if p.mode.value == "in-call" else (
+            p.mode.value + (f", during {p.call_func}" if p.call_func else ""))
+        out.append(f"<tr><td>{_esc(format_duration(p.duration_ns))}</td>"
+                   f"<td><code>{_esc(p.device)}</code></td><td>{_esc(p.result)} ({p.ret})</td>"
+                   f"<td>{_esc(ran)}</td><td>{p.line}</td></tr>")
+    out.append("</table>")
+    devs = deferred_devices(cap)
+    if devs:
+        out.append(f'<h3>Deferred devices ({len(devs)})</h3><ul id="deferred-devices">')
+        for dd in devs:
+            causes = "".join(f'<pre class="quote">line {x.line}: {_esc(x.text.strip())}</pre>'
+                             for x in dd.causes)
+            out.append(f"<li>{_esc(dd.summary())}{causes}</li>")
+        out.append("</ul>")
+    return out
+
+
+def _legend(probes: bool) -> str:
     items = "".join(f'<span class="sw" style="background:{COLOURS[k]}"></span>{_esc(t)}'
                     for k, t in LEGEND)
     groups = "".join(f'<span class="sw" style="background:{fill};outline:1px solid {line}">'
                      f"</span>{_esc(t)}" for _k, fill, line, t in GROUP_LEGEND)
+    if probes:  # a kernel log's device probes
+        items += "".join(f'<span class="sw" style="background:{COLOURS[k]}"></span>{_esc(t)}'
+                         for k, t in PROBE_LEGEND)
     return (f'<p class="legend">Legend:{items}<span class="sw" style="background:#fff;'
             'outline:2px solid #b71c1c"></span>quoted by a finding<br>'
             f'Boxes: a call is drawn inside the call or module load that holds it '
@@ -1105,7 +1176,7 @@ def _render(v: Verdict, slowest: int, name: str) -> str:
         parts.append("<ul>" + "".join(f"<li>{_esc(n)}</li>" for n in v.notes) + "</ul>")
 
     parts.append('<h2>Timeline</h2>')
-    parts.append(_legend())
+    parts.append(_legend(bool(cap.probes)))
     if cap.spans:
         parts.append(_overview_svg(d))
     else:
@@ -1158,6 +1229,7 @@ def _render(v: Verdict, slowest: int, name: str) -> str:
                          f"<td>{_esc(band_of(s) or '-')}</td><td>{func}</td><td>{_esc(res)}</td>"
                          f"<td>{s.start.line}</td></tr>")
         parts.append("</table>")
+    parts += _probes_section(cap)
     parts.append('<h2>Checks</h2><table id="checks"><tr><th>state</th><th>invariant</th>'
                  "<th>meaning</th></tr>")
     for r in v.results:
@@ -1172,6 +1244,8 @@ def _render(v: Verdict, slowest: int, name: str) -> str:
                     for (a, b, label, _kind), fill in zip(d.regions, _region_fills(d))],
         "calls": [d.call_record(cap, i) for i in d.drawn],
         **structure_data(d.structure, d.slot),
+        "probes": [[pr.device, pr.ret, pr.result, pr.mode.value, pr.call_func, pr.attempt, pr.line,
+                    pr.duration_ns, pr.text.strip()] for pr in cap.probes],
         "cut": d.cut,
         "cut_label": (f"from here on only selected calls are drawn "
                       f"({d.total - len(d.drawn)} not drawn)" if d.cut is not None else ""),

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any, Optional
 
-from analysis.model import Capture, CheckState, Span, SpanKind, Status, Verdict
+from analysis.model import Capture, CheckState, Probe, Span, SpanKind, Status, Verdict
+from analysis.probes import deferred_devices, probe_counts
 
 VERDICT_SCHEMA = "initexit-verdict/1"
 TIMELINE_SCHEMA = "initexit-timeline/1"
@@ -33,6 +34,7 @@ def verdict_dict(v: Verdict) -> dict[str, Any]:
                 ("pair_exits", sum(1 for s in spans if s.kind is SpanKind.PAIR_EXIT)),
                 ("failed_inits", sum(1 for s in spans if s.status is Status.FAILED)),
                 ("units", len(cap.units)))},
+            **probe_counts(cap),
             "gaps": len(p.gaps),
             "unreadable_lines": p.n_problems,
             "findings": len(v.findings),
@@ -91,6 +93,29 @@ def timeline_dict(cap: Capture) -> dict[str, Any]:
         "levels": [{"line": e.line, "ts_ns": e.ts_ns, "level": name}
                    for e, name in zip(cap.levels, cap.level_names)],
         "spans": [_span_dict(s) for s in cap.spans],
+        "probes": [_probe_dict(pr) for pr in cap.probes],
+        "deferred_devices": [
+            {"device": d.device, "probe_lines": [pr.line for pr in d.probes],
+             "bound_line": d.bound.line if d.bound is not None else None,
+             "causes": [{"line": c.line, "kind": c.kind, "owner": c.owner, "reason": c.reason}
+                        for c in d.causes]}
+            for d in deferred_devices(cap)],
+    }
+
+
+def _probe_dict(pr: Probe) -> dict[str, Any]:
+    return {
+        "device": pr.device,
+        "ret": pr.ret,
+        "result": pr.result,
+        "start_ns": pr.start_ns,
+        "end_ns": pr.end_ns,
+        "duration_ns": pr.duration_ns,
+        "mode": pr.mode.value,
+        "call_line": pr.call,
+        "call": pr.call_func or None,
+        "attempt": pr.attempt,
+        "line": pr.line,
     }
 
 

@@ -25,6 +25,7 @@ from analysis.render_html import (
     COLOURS,
     GROUP_LEGEND,
     LEGEND,
+    PROBE_LEGEND,
     PageData,
     _region_fills,
     axis_ticks,
@@ -77,6 +78,12 @@ def _box_title(d: PageData, v: Verdict, b: Box) -> str:
         where = f"{s.path.value} {s.origin}".rstrip()
         return (f"{b.label}  {format_duration(s.duration_ns)}  {res}  {s.kind.value}, {where}, "
                 f"{s.start.comm}-{s.start.pid}, line {s.start.line}")
+    if b.kind is BoxKind.PROBE:
+        pr = v.capture.probes[b.probe]
+        where = f"in {pr.call_func}" if pr.mode.value == "in-call" else (
+            f"{pr.mode.value}" + (f", during {pr.call_func}" if pr.call_func else ""))
+        return (f"probe of {pr.device} returned {pr.ret} ({pr.result}) after "
+                f"{format_duration(pr.duration_ns)}, {where}, line {pr.line}")
     what = "do_one_initcall " if b.kind is BoxKind.INNER else ""
     return f"{what}{b.label}  {format_duration(b.end - b.start)}"
 
@@ -162,7 +169,8 @@ def _render(v: Verdict, view: Optional[tuple[int, int]], width: int, title: Opti
             if d.flags.get(bx.call):
                 paint += ' stroke="#b71c1c" stroke-width="1.5"'
         call = d.slot[bx.call] if bx.call >= 0 else -1
-        out.append(f'<rect class="box {bx.kind.value}" data-box="{n}" data-call="{call}" '
+        extra = f' data-probe="{bx.probe}"' if bx.kind is BoxKind.PROBE else ""
+        out.append(f'<rect class="box {bx.kind.value}" data-box="{n}" data-call="{call}"{extra} '
                    f'data-parent="{bx.parent}" data-lane="{bx.lane}" x="{x0:.1f}" y="{y + 1}" '
                    f'width="{w:.1f}" height="{bx.rows * ROW_H - 2}" {paint}>'
                    f"<title>{_x(_box_title(d, v, bx))}</title></rect>")
@@ -202,15 +210,17 @@ def _render(v: Verdict, view: Optional[tuple[int, int]], width: int, title: Opti
         out.append(f'<text class="lane-name" data-lane="{n}" x="{MARGIN + 4}" '
                    f'y="{y + LANE_HEAD - 3}" font-weight="bold" fill="#37474f">{_x(lane.label)}</text>')
     out.append("</svg>")
-    out.append(_legend(top + plot_h + 16, pw))
+    out.append(_legend(top + plot_h + 16, pw, bool(v.capture.probes)))
     out.append("</svg>")
     return "\n".join(out) + "\n"
 
 
-def _legend(y: int, width: int) -> str:
+def _legend(y: int, width: int, probes: bool = False) -> str:
     """The colours, the group boxes and the arrow, wrapped to ``width``."""
     items: list[tuple[str, str, str]] = [(COLOURS[key], "none", text) for key, text in LEGEND]
     items += [(fill, line, text) for _k, fill, line, text in GROUP_LEGEND]
+    if probes:  # a kernel log's device probes
+        items += [(COLOURS[key], "none", text) for key, text in PROBE_LEGEND]
     items.append(("", LINK_COLOUR, "unwind: failed init to each exit it caused"))
     out = [f'<g class="legend" transform="translate({MARGIN},{y})">']
     x, row = 0.0, 0

@@ -8,6 +8,8 @@ from operator import attrgetter
 from analysis.model import (
     Capture,
     CheckState,
+    Probe,
+    ProbeMode,
     Span,
     SpanKind,
     Status,
@@ -15,6 +17,7 @@ from analysis.model import (
     format_duration,
     format_ns,
 )
+from analysis.probes import deferred_devices, probe_counts
 
 _DURATION = attrgetter("duration_ns")
 _RESET = "\033[0m"
@@ -61,10 +64,63 @@ HEADER = (f"{'START (s)':>14} {'DURATION':>10}  {'KIND':<8} {'PATH':<6} {'ORIGIN
           f"{'IDX':>4} {'PRIO':>8}  {'FUNCTION':<34} RESULT")
 
 
+def _probe_row(p: Probe, paint: Painter) -> str:
+    res = p.result if p.ret == 0 else f"{p.result} ({p.ret})"
+    if p.result in ("deferred", "failed"):
+        res = paint(res, "yellow" if p.deferred else "red")
+    where = {ProbeMode.IN_CALL: "", ProbeMode.DEFERRED: "deferred lane",
+             ProbeMode.ASYNC: "async lane"}[p.mode]
+    if p.mode is not ProbeMode.IN_CALL and p.call_func:
+        where += f", during {p.call_func}"
+    name = f"  probe {p.device}"
+    name = name if len(name) <= 34 else name[:31] + "..."
+    return (f"{format_ns(p.start_ns)[:-3]:>14} {format_duration(p.duration_ns):>10}  "
+            f"{'probe':<8} {'':<6} {where:<30}  {name:<34} {res}")
+
+
 def render_timeline(cap: Capture, paint: Painter) -> list[str]:
-    """Every span, in start order (nested initcalls are folded into their pair)."""
+    """Every span, in start order (nested initcalls are folded into their
+    pair); each probe run in a call right after the call, indented, the
+    others in time order."""
     out = [paint(HEADER, "bold")]
-    out += [_row(s, paint) for s in cap.spans]
+    inside: dict[int, list[Probe]] = {}
+    free: list[Probe] = []
+    for p in cap.probes:
+        if p.mode is ProbeMode.IN_CALL and p.call is not None:
+            inside.setdefault(p.call, []).append(p)
+        else:
+            free.append(p)
+    free.sort(key=attrgetter("start_ns", "line"))
+    k = 0
+    for s in cap.spans:
+        while k < len(free) and free[k].start_ns < s.start_ns:
+            out.append(_probe_row(free[k], paint))
+            k += 1
+        out.append(_row(s, paint))
+        out += [_probe_row(p, paint) for p in inside.get(s.start.line, ())]
+    out += [_probe_row(p, paint) for p in free[k:]]
+    return out
+
+
+def render_probes(cap: Capture, n: int, paint: Painter) -> list[str]:
+    """The probes' counts, the slowest, and each deferred device with the
+    causes the kernel printed."""
+    ps = cap.probes
+    if not ps:
+        return []
+    c = probe_counts(cap)
+    out = [paint(f"Probes: {c['probes']} ({c['probes_in_call']} in a call, "
+                 f"{c['probes_deferred_lane']} deferred, {c['probes_async']} async; "
+                 f"{c['probes_returned_defer']} returned -EPROBE_DEFER, "
+                 f"{c['probes_failed']} failed)", "bold")]
+    top = heapq.nlargest(n, ps, key=_DURATION)
+    out += [_probe_row(p, paint) for p in top]
+    devs = deferred_devices(cap)
+    if devs:
+        out += ["", paint(f"Deferred devices ({len(devs)}):", "bold")]
+        for d in devs:
+            out.append(f"  {d.summary()}")
+            out += [paint(f"      line {c.line}: {c.text.strip()}", "dim") for c in d.causes]
     return out
 
 
@@ -122,5 +178,8 @@ def render_text(v: Verdict, slowest: int = 10, colour: bool = False,
     slow = render_slowest(cap, slowest, paint)
     if slow:
         out += slow + [""]
+    probes = render_probes(cap, slowest, paint)
+    if probes:
+        out += probes + [""]
     out += render_checks(v, paint) + ["", render_verdict_line(v, paint)]
     return "\n".join(out) + "\n"

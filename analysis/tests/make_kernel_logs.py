@@ -179,6 +179,17 @@ def main(argv: Optional[list[str]] = None) -> int:
     for name, opts in DMESG_FORMS.items():
         write(name, dmesg(SOURCE, *opts), f"dmesg -F source.kmsg {' '.join(opts)} (util-linux); {src}".replace("  ", " "))
     write("dmesg-crlf", dmesg(SOURCE).replace("\n", "\r\n"), f"dmesg -F source.kmsg, CRLF line ends; {src}")
+    # CONFIG_PRINTK_CALLER: the printing task (T) or CPU (C) after the stamp.
+    caller = [(lv, us, f"[{'T1' if i % 7 else 'C0':>6}] {msg}") for i, (lv, us, msg) in enumerate(recs)]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "caller.kmsg")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(kmsg_text(caller))
+        write("printk-caller-dmesg", dmesg(path),
+              f"dmesg -F of source.kmsg with CONFIG_PRINTK_CALLER's [    T1] / [    C0] after each stamp; {src}")
+    write("printk-caller-console", "".join(f"[{us // 1_000_000:5d}.{us % 1_000_000:06d}]{msg}\n"
+                                           for _, us, msg in caller),
+          f"a serial console's lines with CONFIG_PRINTK_CALLER (no space before [    T1]); {src}")
     write("syslog", syslog(recs, False), f"rsyslog's RSYSLOG_TraditionalFileFormat, written by make_kernel_logs.py; {src}")
     write("syslog-rfc3339", syslog(recs, True), f"rsyslog's RSYSLOG_FileFormat, written by make_kernel_logs.py; {src}")
     with tempfile.TemporaryDirectory() as tmp:

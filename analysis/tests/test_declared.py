@@ -336,6 +336,21 @@ def test_diff_exit_status_and_options(capsys: pytest.CaptureFixture[str]) -> Non
     assert main(["diff", "-q", a, a + ".missing"]) == 2
 
 
+def test_diff_of_stock_and_series_dmesg_matches_the_boot_calls(capsys: pytest.CaptureFixture[str]) -> None:
+    """A stock dmesg names no object and has no level; the series' dmesg
+    (with its kallsyms beside it) names both. The boot calls still match by
+    function, and an unknown level moves nothing to another level."""
+    stock = os.path.join(CAPTURED, "stock-boot-declared-dmesg.dmesg")
+    series = os.path.join(CAPTURED, "patched-boot.dmesg")
+    assert main(["diff", "-q", "--format", "json", stock, series]) == 0
+    d = json.loads(capsys.readouterr().out)
+    # Only in stock: the inits of the three legacy test modules and fuse's
+    # module_init, which its scenario loads; the series' capture is the
+    # blacklist boot's, whose scenario loads btrfs alone.
+    assert len(d["only_a"]) == 4 and d["a"]["calls"] == 281, d["only_a"]
+    assert d["order_across_levels"] == [] and d["order_within_level"] == []
+
+
 def test_diff_out_dir_writes_every_format(tmp_path: "os.PathLike[str]", capsys: pytest.CaptureFixture[str],
                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """``--out-dir DIR --name NAME`` (what scripts/run's --diff-with uses)

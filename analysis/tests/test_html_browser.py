@@ -666,3 +666,53 @@ def test_svg_export_in_the_browser(browser: Browser, tmp_path: Any) -> None:
         assert p[2] - 0.2 <= c[2] and c[4] <= p[4] + 1.2 and p[3] < c[3] and c[5] <= p[5] + 0.01
     assert browser.js("document.querySelectorAll('path.link.unwind').length") == 4
     assert browser.errors() == []
+
+
+PROBES_PAGE = os.path.join(HERE, "fixtures", "probes", "defer-boot.dmesg")
+
+
+def test_probes_drawn_in_their_calls_and_lanes(browser: Browser, tmp_path: Any) -> None:
+    """The real boot with a deferring probe (fixtures/probes/): a box per
+    probe; the supplier's probe drawn inside supplier_init's box, the
+    consumer's bound retry in the deferred lane, the async probe in its
+    lane; a click shows the probe's line; the filter finds a device."""
+    with open(PROBES_PAGE, encoding="utf-8") as f:
+        v = verdict_of(f.read(), "defer-boot.dmesg")
+    probes = v.capture.probes
+    browser.open(write_page(str(tmp_path), "probes", v), "view=33.8650,33.8940")
+    boxes = {b["b"]: b for b in browser.js(BOXES_JS)}
+    prs = browser.js("Array.from(document.querySelectorAll('#tl-svg rect.probe')).map("
+                     "function (r) { return [+r.getAttribute('data-b'), +r.getAttribute('data-probe')]; })")
+    assert sorted(p for _b, p in prs) == list(range(len(probes)))
+    lanes = [ln["name"] for ln in browser.js(LANES_JS)]
+    names = call_names(browser)
+    by_probe = {p: boxes[b] for b, p in prs}
+    for k, pr in enumerate(probes):
+        b = by_probe[k]
+        if pr.mode.value == "in-call":
+            parent = boxes[b["parent"]]
+            assert names[parent["call"]] == pr.call_func
+            if b["shown"] and parent["shown"]:
+                assert parent["x"] - 0.11 <= b["x"] and b["x"] + b["w"] <= parent["x"] + parent["w"] + 1.2
+                assert parent["y"] + ROW_H <= b["y"] and b["y"] + b["h"] <= parent["y"] + parent["h"]
+        else:
+            assert b["parent"] == -1
+            want = "deferred probes (kworker)" if pr.mode.value == "deferred" \
+                else "probes outside any call (async)"
+            assert lanes[b["lane"]] == want
+    supplier = next(k for k, pr in enumerate(probes) if pr.device == "initexit-probe-supplier")
+    sb = by_probe[supplier]
+    assert sb["shown"] and boxes[sb["parent"]]["shown"]
+    # A click on the probe shows its line.
+    browser.click(*browser.centre_of(f"#tl-svg rect[data-b=\"{sb['b']}\"]"))
+    assert browser.js("document.getElementById('detail').getAttribute('data-box')") == str(sb["b"])
+    detail = browser.js("document.getElementById('detail').textContent")
+    assert "probe initexit-probe-supplier" in detail and "in supplier_init" in detail
+    assert f"{probes[supplier].line}: " in detail
+    # The filter keeps the matching probes, dims the others.
+    browser.js("var f = document.getElementById('filter'); f.value = 'initexit-probe-consumer';"
+               "f.dispatchEvent(new Event('input'))")
+    now = {b["b"]: b for b in browser.js(BOXES_JS)}
+    lit = sorted(p for b, p in prs if "dim" not in now[b]["cls"])
+    assert lit == [k for k, pr in enumerate(probes) if pr.device == "initexit-probe-consumer"]
+    assert browser.errors() == []

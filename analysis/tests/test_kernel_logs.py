@@ -50,6 +50,8 @@ FORMS: dict[str, tuple[str, Clock]] = {
     "journalctl-short-iso-no-hostname": ("journalctl -k -o short-iso", Clock.WALL),
     "journalctl-short-iso-precise": ("journalctl -k -o short-iso-precise", Clock.WALL),
     "journalctl-short-iso-precise-no-hostname": ("journalctl -k -o short-iso-precise", Clock.WALL),
+    "printk-caller-dmesg": ("dmesg", Clock.KERNEL),
+    "printk-caller-console": ("dmesg", Clock.KERNEL),
     "syslog": ("syslog", Clock.KERNEL),
     "syslog-rfc3339": ("syslog (RFC 3339 stamps)", Clock.KERNEL),
     "kernel-5.10": ("dmesg", Clock.KERNEL),

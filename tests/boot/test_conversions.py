@@ -1,8 +1,10 @@
-"""The in-guest test of the btrfs conversion (tests/guest/85-btrfs.sh)
-expects the steps in the order of stock 6.12's table, not in whatever
-order the conversion declares them: its STEPS and EXITS lists are checked
-here against mod_init_seq[] in stock fs/btrfs/super.c (the managed
-tree's initexit-base commit, or the source tarball).
+"""The tests of the btrfs conversion (tests/boot/test_modules.py on what
+tests/guest/85-btrfs.sh did, tests/configs/test_builtin_fs.py) expect the
+steps in the order of stock 6.12's table, not in whatever order the
+conversion declares them: their list, tests/boot/modcheck.py's
+BTRFS_STEPS, is checked here against mod_init_seq[] in stock
+fs/btrfs/super.c (the managed tree's initexit-base commit, or the source
+tarball).
 """
 
 from __future__ import annotations
@@ -15,8 +17,8 @@ import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "scripts" / "lib"))
 import verdict  # noqa: E402  (scripts/lib: the cache the scripts unpack trees into)
+from modcheck import BTRFS_STEPS  # noqa: E402
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
 TARBALL = pathlib.Path(os.environ.get("INITEXIT_SOURCE_TARBALL", "/usr/src/linux-source-6.12.tar.xz"))
 
 
@@ -42,28 +44,19 @@ def stock_table() -> list[tuple[str, str]]:
     return entries
 
 
-def shell_list(name: str) -> list[str]:
-    text = (ROOT / "tests" / "guest" / "85-btrfs.sh").read_text()
-    m = re.search(rf'^{name}="([^"]*)"', text, re.M)
-    assert m, f"no {name}= in tests/guest/85-btrfs.sh"
-    return m.group(1).split()
-
-
 def test_btrfs_test_expects_stock_order() -> None:
     # The test kernel has no CONFIG_BTRFS_FS_RUN_SANITY_TESTS: no pair for it.
     table = [(i, e) for i, e in stock_table() if i != "btrfs_run_sanity_tests"]
-    steps = shell_list("STEPS")
-    assert [s.split(":", 1)[1] for s in steps] == [i for i, _ in table]
+    assert [s.init for s in BTRFS_STEPS] == [i for i, _ in table]
     # An entry without an exit becomes btrfs_nothing_to_undo; unload runs
     # the exits in reverse (btrfs_cleanup_fs_uuids() is in
     # btrfs_interface_exit() now, no step of its own).
     want_exits = [e if e != "NULL" else "btrfs_nothing_to_undo" for _, e in reversed(table)]
-    assert shell_list("EXITS") == want_exits
+    assert [s.exit for s in reversed(BTRFS_STEPS)] == want_exits
 
 
 def test_btrfs_test_step_numbers_are_the_table_positions() -> None:
-    # STEP:INIT, STEP = the entry's position in stock's table (the enum).
+    # A step's number is the entry's position in stock's table (the enum).
     positions = {i: n for n, (i, _) in enumerate(stock_table())}
-    for s in shell_list("STEPS"):
-        step, init = s.split(":", 1)
-        assert int(step) == positions[init], s
+    for s in BTRFS_STEPS:
+        assert s.n == positions[s.init], s

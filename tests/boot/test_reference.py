@@ -98,7 +98,7 @@ def test_builtin_pairs_match_the_series() -> None:
                 prefix = {"lib/test_initexit_unwind.c": "tiu", "lib/test_initexit_late.c": "til"}.get(
                     path, "tin" if "neighbour" in path else "")
                 declared.append((origin, prefix + m.group(1), value(m.group(2)), True, True))
-            for m in re.finditer(r"^\+module_init_exit\((-?\d+), (\w+), (\w+)\);$", src, re.M):
+            for m in re.finditer(r"^\+(?:__)?module_init_exit(?:_unchecked)?\((-?\d+), (\w+), (\w+)\);$", src, re.M):
                 init, exit_ = m.group(2), m.group(3)
                 name = (init if init != "NULL" else exit_).rsplit("_", 1)[0]
                 assert init in (f"{name}_init", "NULL") and exit_ in (f"{name}_exit", "NULL"), m.group(0)

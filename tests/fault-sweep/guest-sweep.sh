@@ -39,7 +39,9 @@
 # "WARNING:" line in /dev/kmsg) in the reload after a failed load and in
 # the probe loads of --steps; the sweep must fail on each. Each sweep's
 # KTAP output is kept in $INITEXIT_OUT/fault-sweep/ (the host's
-# OUT/guest/fault-sweep/).
+# OUT/guest/fault-sweep/), beside its records (MOD.jsonl: fault-sweep
+# --records), from which scripts/lib/sweep_judge.py judges it again on
+# the host.
 set -eu
 if [ -z "${INITEXIT_SWEEP_RUN:-}" ]; then
 	mkdir -p "$INITEXIT_OUT/ktap"
@@ -107,7 +109,7 @@ sweep() { # sweep MOD PARAMS TAPNAME -> $SAVE/TAPNAME.tap, SWEEP_RC, SWEEP_SECS
 		;;
 	esac
 	# Each step on the console as it comes: a sweep takes minutes.
-	"$TOOLS/fault-sweep" --progress "$@" "$MODDIR/$mod.ko" ${par:+"$par"} >"$SAVE/$tap.tap" 2>/dev/console || SWEEP_RC=$?
+	"$TOOLS/fault-sweep" --progress --records "$SAVE/$tap.jsonl" "$@" "$MODDIR/$mod.ko" ${par:+"$par"} >"$SAVE/$tap.tap" 2>/dev/console || SWEEP_RC=$?
 	read -r t1 _ </proc/uptime
 	SWEEP_SECS=$((${t1%%.*} - ${t0%%.*}))
 }
@@ -223,7 +225,7 @@ exec "$TOOLS/modload" "\$@"
 EOF
 	chmod +x "$d/modload"
 	rc=0
-	INITEXIT_TOOLS=$d "$TOOLS/fault-sweep" --progress "$@" >"$t" 2>/dev/console || rc=$?
+	INITEXIT_TOOLS=$d "$TOOLS/fault-sweep" --progress --records "$SAVE/planted-$pmode.jsonl" "$@" >"$t" 2>/dev/console || rc=$?
 	if [ "$rc" = 1 ] && grep -q "^not ok [0-9]* - $notok" "$t" &&
 		grep -q "^# $pdiag.*WARNING: .*planted by guest-sweep.sh's $pmode control" "$t"; then
 		ktap_ok "fault-sweep fails on a kernel report $pdesc (planted)"

@@ -2,7 +2,8 @@
 # Lint: every host script of the harness is shellcheck clean (bash), the
 # guest scripts and the KTAP producer too (POSIX sh: busybox ash), and
 # every Python file (the analysis package, scripts/lib with the verdicts,
-# the boot checks, the verdicts' tests) passes mypy --strict. No guest boot.
+# the boot checks, the verdicts' tests, scripts/peers and its test) passes
+# mypy --strict. No guest boot.
 set -u
 . "$(dirname "$0")/lib.sh"
 cd "$ROOT" || exit 1
@@ -18,7 +19,7 @@ command -v shellcheck >/dev/null && have_shellcheck=1
 command -v mypy >/dev/null && have_mypy=1
 n_lint=1 n_mypy=1
 [ "$have_shellcheck" = 0 ] || n_lint=$((${#bash_files[@]} + ${#sh_files[@]} + ${#guest_files[@]}))
-[ "$have_mypy" = 0 ] || n_mypy=4
+[ "$have_mypy" = 0 ] || n_mypy=5
 ktap_plan $((n_lint + n_mypy))
 
 if [ "$have_shellcheck" = 0 ]; then
@@ -40,14 +41,16 @@ else
 	mypy_cache=$(mktemp -d)
 	ktap_check "mypy --strict analysis scripts/lib" \
 		mypy --strict --no-error-summary --cache-dir="$mypy_cache" analysis scripts/lib/*.py
-	ktap_check "mypy --strict tests/boot" \
+	ktap_check "mypy --strict tests/boot tests/configs" \
 		env MYPYPATH="$ROOT:$ROOT/tests/boot:$ROOT/scripts/lib" \
-		mypy --strict --no-error-summary --cache-dir="$mypy_cache" tests/boot/*.py
+		mypy --strict --no-error-summary --cache-dir="$mypy_cache" tests/boot/*.py tests/configs/*.py
 	ktap_check "mypy --strict tests/verdict" \
 		env MYPYPATH="$ROOT/scripts/lib" \
 		mypy --strict --no-error-summary --cache-dir="$mypy_cache" tests/verdict/*.py
 	ktap_check "mypy --strict scripts/check-error-paths tests/error-paths" \
 		mypy --strict --no-error-summary --cache-dir="$mypy_cache" scripts/check-error-paths tests/error-paths/*.py
+	ktap_check "mypy --strict scripts/peers tests/peers" \
+		mypy --strict --no-error-summary --cache-dir="$mypy_cache" scripts/peers tests/peers/*.py
 	rm -rf "$mypy_cache"
 fi
 ktap_finish

@@ -1,0 +1,248 @@
+"""Device probes (analysis/probes.py) on real captures: the probe spans
+match the kernel log line for line, each is placed where it ran, the
+deferral causes are the kernel's, and every output shows them."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Any
+
+import pytest
+
+from analysis.build import build_capture
+from analysis.checks import run_checks
+from analysis.diff import diff_captures, diff_text
+from analysis.model import Capture, ProbeMode
+from analysis.page_structure import BoxKind, build_structure
+from analysis.parse import parse_text
+from analysis.probes import deferred_devices
+from analysis.render_chrome import chrome_trace
+from analysis.render_html import render_html
+from analysis.render_json import timeline_dict, verdict_dict
+from analysis.render_svg import render_svg
+from analysis.render_text import render_text
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROBES = os.path.join(HERE, "fixtures", "probes")
+DEFER = os.path.join(PROBES, "defer-boot.dmesg")
+BOOT = os.path.join(HERE, "fixtures", "captured", "patched-boot.dmesg")
+
+#: The kernel's line, read here on its own (not with the analysis's grammar):
+#: ``[   33.892633] probe of initexit-probe-consumer returned 0 after 7205 usecs``.
+LOG_PROBE = re.compile(r"^\[\s*(\d+)\.(\d{6})\] probe of (\S+) returned (-?\d+) after (\d+) usecs$")
+
+
+def _text(path: str) -> str:
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def _capture(text: str, name: str = "t") -> Capture:
+    return build_capture(parse_text(text, name))
+
+
+@pytest.fixture(scope="module")
+def defer() -> Capture:
+    return _capture(_text(DEFER), DEFER)
+
+
+@pytest.mark.parametrize("path", [DEFER, BOOT], ids=["defer-boot", "patched-boot"])
+def test_probe_spans_match_the_log_line_for_line(path: str) -> None:
+    """Every probe line is one span, in order, with the line's device,
+    result and duration, ending at the line's stamp."""
+    want = []
+    for n, line in enumerate(_text(path).splitlines(), 1):
+        m = LOG_PROBE.match(line)
+        if m:
+            sec, usec, dev, ret, dur = m.groups()
+            want.append((n, dev, int(ret), int(dur) * 1000, int(sec) * 10**9 + int(usec) * 1000))
+    assert len(want) >= 19
+    cap = _capture(_text(path), path)
+    got = [(p.line, p.device, p.ret, p.duration_ns, p.end_ns) for p in cap.probes]
+    assert got == want
+    assert all(p.end_ns - p.start_ns == p.duration_ns for p in cap.probes)
+    v = run_checks(cap)
+    assert v.counts["probes"] == len(want)
+    assert verdict_dict(v)["counts"]["probes"] == len(want)
+
+
+def test_each_probe_is_placed_where_it_ran(defer: Capture) -> None:
+    where = [(p.device, p.ret, p.mode, p.call_func, p.attempt) for p in defer.probes
+             if p.device.startswith("initexit-probe")]
+    assert where == [
+        # The consumer's module init registers device and driver: its probe
+        # runs (and defers) inside the init.
+        ("initexit-probe-consumer", 517, ProbeMode.IN_CALL, "consumer_init", 1),
+        # The deferred probe timeout retries it from a kworker.
+        ("initexit-probe-consumer", 517, ProbeMode.DEFERRED, "", 2),
+        ("initexit-probe-supplier", 0, ProbeMode.IN_CALL, "supplier_init", 1),
+        # The supplier's bind triggers the deferred probe work.
+        ("initexit-probe-consumer", 0, ProbeMode.DEFERRED, "", 3),
+        # PROBE_PREFER_ASYNCHRONOUS: began inside supplier_init, ended after it.
+        ("initexit-probe-async", 0, ProbeMode.ASYNC, "", 1),
+    ]
+    # A probe in a call lies within it.
+    spans = {s.start.line: s for s in defer.spans}
+    for p in defer.probes:
+        if p.mode is ProbeMode.IN_CALL:
+            assert p.call is not None
+            s = spans[p.call]
+            assert s.finish is not None and s.end_ns is not None
+            assert s.start.line < p.line < s.finish.line
+            assert s.start_ns - 20_000 <= p.start_ns and p.end_ns <= s.end_ns + 20_000
+
+
+def test_deferral_causes_are_the_kernels(defer: Capture) -> None:
+    """The cause listed for the deferred device is the one the kernel
+    printed, and the one debugfs's devices_deferred showed in that boot."""
+    devs = deferred_devices(defer)
+    assert [d.device for d in devs] == ["initexit-probe-consumer"]
+    d = devs[0]
+    assert [p.ret for p in d.probes] == [517, 517, 0]
+    assert d.bound is not None and d.bound.attempt == 3
+    dev, reason = _text(os.path.join(PROBES, "defer-boot.devices_deferred")).rstrip("\n").split("\t")
+    assert dev == d.device
+    assert d.reasons == (reason,)
+    assert [c.kind for c in d.causes] == ["pending"]
+
+
+def test_dynamic_debug_deferral_line_is_a_cause() -> None:
+    """dev_err_probe()'s own message (drivers/base/core.c, printed with
+    dynamic debug) names the cause too."""
+    text = (_text(DEFER).replace(
+        "[    2.673724] probe of initexit-probe-consumer returned 517",
+        "[    2.673700] platform initexit-probe-consumer: error -EPROBE_DEFER: "
+        "initexit-probe-consumer: waiting for a clock\n"
+        "[    2.673724] probe of initexit-probe-consumer returned 517"))
+    d = deferred_devices(_capture(text))[0]
+    assert [c.kind for c in d.causes] == ["defer", "pending"]
+    assert d.reasons[0] == "initexit-probe-consumer: waiting for a clock"
+
+
+def test_without_stamps_probes_keep_their_calls(defer: Capture) -> None:
+    """printk.time=0: no stamps; a probe line between a call's lines is in it."""
+    bare = "\n".join(re.sub(r"^\[\s*\d+\.\d+\] ", "", ln) for ln in _text(DEFER).splitlines()) + "\n"
+    cap = _capture(bare)
+    assert [(p.line, p.duration_ns) for p in cap.probes] == \
+        [(p.line, p.duration_ns) for p in defer.probes]
+    stamped = {p.line: p for p in defer.probes}
+    for p in cap.probes:
+        if stamped[p.line].mode is ProbeMode.IN_CALL:
+            assert p.mode is ProbeMode.IN_CALL and p.call == stamped[p.line].call
+
+
+def test_every_render_shows_the_probes(defer: Capture) -> None:
+    v = run_checks(defer)
+    n = len(defer.probes)
+    text = render_text(v)
+    assert sum(1 for ln in text.splitlines() if " probe " in ln and "probe initexit" in ln) >= 5
+    assert "Deferred devices (1):" in text
+    assert "initexit-probe-consumer: deferred 2x, bound at attempt 3 (deferred)" in text
+    tl = timeline_dict(defer)
+    assert len(tl["probes"]) == n
+    assert tl["deferred_devices"][0]["device"] == "initexit-probe-consumer"
+    # Chrome: one complete event per probe; one in a call on the call's
+    # thread and inside it.
+    events = chrome_trace(v)["traceEvents"]
+    probes = [e for e in events if e.get("cat") == "probe"]
+    assert len(probes) == n
+    calls = {e["args"]["line"]: e for e in events if e.get("ph") == "X" and e.get("cat") != "probe"}
+    for e, p in zip(sorted(probes, key=lambda e: int(e["args"]["line"])), defer.probes):
+        if p.mode is ProbeMode.IN_CALL:
+            c = calls[p.call]
+            assert (e["pid"], e["tid"]) == (c["pid"], c["tid"])
+            assert c["ts"] <= e["ts"] and e["ts"] + e["dur"] <= c["ts"] + c["dur"] + 1e-6
+    # The page and the SVG: a box per probe.
+    html = render_html(v)
+    found = re.search(r'id="initexit-data">(.*?)</script>', html, re.S)
+    assert found is not None
+    data = json.loads(found.group(1))
+    assert len(data["probes"]) == n
+    assert sum(1 for b in data["boxes"] if b[5] == "probe") == n
+    svg = render_svg(v)
+    assert svg.count('class="box probe"') == n
+    # The legends name the probe colours (only a capture with probes).
+    assert "probe deferred (-EPROBE_DEFER)" in html and "probe deferred (-EPROBE_DEFER)" in svg
+
+
+def test_page_structure_nests_probes_and_gives_the_others_lanes(defer: Capture) -> None:
+    ends = [s.end_ns if s.end_ns is not None else defer.parsed.end_ns for s in defer.spans]
+    st = build_structure(defer, range(len(defer.spans)), ends, 0)
+    labels = [lane.label for lane in st.lanes]
+    assert "deferred probes (kworker)" in labels and "probes outside any call (async)" in labels
+    line_of = {i: s.start.line for i, s in enumerate(defer.spans)}
+    for k, p in enumerate(defer.probes):
+        b = st.boxes[st.box_of_probe[k]]
+        assert b.kind is BoxKind.PROBE
+        if p.mode is ProbeMode.IN_CALL:
+            parent = st.boxes[b.parent]
+            assert line_of[parent.call] == p.call
+            assert parent.start <= b.start <= b.end <= parent.end
+            assert parent.row < b.row < parent.row + parent.rows
+        else:
+            assert b.parent == -1
+            want = "deferred probes (kworker)" if p.mode is ProbeMode.DEFERRED \
+                else "probes outside any call (async)"
+            assert st.lanes[b.lane].label == want
+
+
+def test_diff_names_probe_moves_and_deferrals(defer: Capture) -> None:
+    text = _text(DEFER)
+    # A: the same boot, had the consumer never deferred (its two deferring
+    # probes and the timeout's warning gone) and i8042's init named otherwise.
+    drop = ("probe of initexit-probe-consumer returned 517", "deferred probe pending")
+    a_text = "".join(ln for ln in text.splitlines(keepends=True) if not any(d in ln for d in drop))
+    a_text = a_text.replace("i8042_init+", "i8042_old_init+")
+    d = diff_captures(_capture(a_text, "A"), defer)
+    what = [c.what for c in d.probe_changes]
+    assert "probe of i8042 moved from initcall i8042_old_init to initcall i8042_init" in what
+    assert "initexit-probe-consumer now deferred (2x in B)" in what
+    assert "probe of initexit-probe-consumer moved from the async lane to the deferred lane" in what
+    assert not d.probes_only_a and not d.probes_only_b
+    out = diff_text(d)
+    assert "Probe changes: 5" in out  # 00:00 and 00:01 probe in i8042_init too
+    # Probes are not order changes (--fail-on-change).
+    assert not d.changed
+
+
+def test_a_probe_while_deferred_probe_initcall_waits_is_deferred(defer: Capture) -> None:
+    """deferred_probe_initcall flushes the deferred probe work (a kworker):
+    a probe printed inside it is on the deferred lane, during that call."""
+    text = _text(DEFER).replace(
+        "[    0.838884] initcall deferred_probe_initcall",
+        "[    0.838800] probe of late-dev returned 0 after 100 usecs\n"
+        "[    0.838884] initcall deferred_probe_initcall")
+    (p,) = [p for p in _capture(text).probes if p.device == "late-dev"]
+    assert (p.mode, p.call_func) == (ProbeMode.DEFERRED, "deferred_probe_initcall")
+
+
+def test_page_lists_probes_and_deferral_causes_without_script(defer: Capture) -> None:
+    html = render_html(run_checks(defer))
+    section = html[html.index("<h2>Device probes</h2>"):html.index("<h2>Checks</h2>")]
+    assert f"{len(defer.probes)} probes: 19 in a call, 2 deferred, 3 outside any call" in section
+    assert "initexit-probe-consumer: deferred 2x, bound at attempt 3 (deferred)" in section
+    assert "line 934: [   32.869257] platform initexit-probe-consumer: deferred probe pending: " \
+        "initexit-probe-consumer: waiting for initexit-probe-supplier" in section
+
+
+@pytest.mark.parametrize("path", [DEFER, BOOT], ids=["defer-boot", "patched-boot"])
+def test_the_command_line_places_probes_as_the_model_does(path: str, tmp_path: Any) -> None:
+    """`check` (a streaming pass that keeps only the boot's calls) and
+    `report` count and place the probes as the whole model does: a probe
+    in a module's init stays in it."""
+    from analysis.cli import main
+    cap = _capture(_text(path), path)
+    want = run_checks(cap).counts
+    out = str(tmp_path / "v.json")
+    main(["check", "-q", "--format", "json", "-o", out, path])
+    with open(out, encoding="utf-8") as f:
+        counts = json.load(f)["counts"]
+    keys = [k for k in want if k.startswith("probes") or k == "devices_deferred"]
+    assert {k: counts[k] for k in keys} == {k: want[k] for k in keys}
+    main(["report", "-q", "--out-dir", str(tmp_path), "--name", "r", path])
+    with open(tmp_path / "r.timeline.json", encoding="utf-8") as f:
+        probes = json.load(f)["probes"]
+    assert [(p["line"], p["mode"], p["call"]) for p in probes] == \
+        [(p.line, p.mode.value, p.call_func or None) for p in cap.probes]
