@@ -53,14 +53,20 @@ def order_script(tmp: pathlib.Path, *objs: pathlib.Path) -> subprocess.Completed
 
 def test_order_script_lists_pairs_in_link_order(tmp_path: pathlib.Path) -> None:
     # Two files, the second's name sorting first; the per-pair helper symbols
-    # (_init_name, ...) are not entries.
-    b = obj(tmp_path, "b", pair("__initexit_pair__zed__4_20") + pair("__initexit_pair__zed__9_30")
-            + pair("__initexit_pair__zed__4_20_init_name"))
+    # (_init_name, ...) are not entries.  The series' ids carry the pair's
+    # function names before counter and line
+    # (__initexit_pair__<mod>__<init>__<exit>__<counter>_<line>), so that a
+    # helper, the id with a suffix, does not end like an entry.
+    b = obj(tmp_path, "b", pair("__initexit_pair__zed__z_init__z_exit__4_20")
+            + pair("__initexit_pair__zed__NULL__y_exit__9_30")
+            + pair("__initexit_pair__zed__z_init__z_exit__4_20_init_name")
+            + pair("__initexit_pair__zed__z_init__z_exit__4_20_file"))
     a = obj(tmp_path, "a", pair("__initexit_pair__abc__2_10"))
     r = order_script(tmp_path, b, a)
     assert r.returncode == 0, r.stderr
     rules = re.findall(r"\*\(__initexit_pairs\.\.(\S+)\)", r.stdout)
-    assert rules == ["__initexit_pair__zed__4_20", "__initexit_pair__zed__9_30", "__initexit_pair__abc__2_10"]
+    assert rules == ["__initexit_pair__zed__z_init__z_exit__4_20", "__initexit_pair__zed__NULL__y_exit__9_30",
+                     "__initexit_pair__abc__2_10"]
     assert "__initexit_pairs : {" in r.stdout
 
 
