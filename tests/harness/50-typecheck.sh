@@ -77,19 +77,24 @@ rc=$?
 ktap_check "right types (and NULL init or exit) build" [ "$rc" = 0 ]
 [ "$rc" = 0 ] || sed 's/^/# /' "$tmp/good.log" | tail -20
 
+# fails_with NAME RC LOG MSG : a case that must not build: RC (make's
+# exit status) is not 0 and LOG holds MSG.
+fails_with() {
+	if [ "$2" != 0 ] && grep -qF "$4" "$3"; then
+		ktap_ok "$1: the build fails with \"$4\""
+	else
+		ktap_fail "$1: the build fails with \"$4\""
+		ktap_diag "make exited $2"
+		sed 's/^/# /' "$3" | tail -10
+	fi
+}
+
 # name, init, exit, message the build must print
 n=0
 while IFS='|' read -r name init exit msg; do
 	n=$((n + 1))
 	build "bad$n" "$init" "$exit"
-	rc=$?
-	if [ "$rc" != 0 ] && grep -qF "$msg" "$tmp/bad$n.log"; then
-		ktap_ok "$name: the build fails with \"$msg\""
-	else
-		ktap_fail "$name: the build fails with \"$msg\""
-		ktap_diag "make exited $rc"
-		sed 's/^/# /' "$tmp/bad$n.log" | tail -10
-	fi
+	fails_with "$name" $? "$tmp/bad$n.log" "$msg"
 done <<EOF
 init returns void|static void __init t_init(void) { }|$good_exit|init must be int (*)(void)
 init takes an argument|static int __init t_init(int x) { return x; }|$good_exit|init must be int (*)(void)
@@ -139,14 +144,7 @@ fi
 while IFS='|' read -r name body msg; do
 	n=$((n + 1))
 	build_pairs "rules$n" "$body"
-	rc=$?
-	if [ "$rc" != 0 ] && grep -qF "$msg" "$tmp/rules$n.log"; then
-		ktap_ok "modpost: $name: the build fails with \"$msg\""
-	else
-		ktap_fail "modpost: $name: the build fails with \"$msg\""
-		ktap_diag "make exited $rc"
-		sed 's/^/# /' "$tmp/rules$n.log" | tail -10
-	fi
+	fails_with "modpost: $name" $? "$tmp/rules$n.log" "$msg"
 done <<EOF
 pairs without an entry|module_init_exit(10, t_1_init, t_1_exit);|module_init_exit(10, t_1_init, t_1_exit) has no entry
 a pair outside its entry's band|module_init_exit(10, t_1_init, t_1_exit);\nmodule_init_exit(1000, t_2_init, t_2_exit);\nmodule_init_exit_entry(t_entry);|is outside the band [0, 500) of its entry t_entry
