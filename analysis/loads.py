@@ -76,3 +76,23 @@ def boot_calls(capture: Capture, origin: str) -> list[Call]:
     return [Call(s.idx, s.prio, bare_func(s.func), s.ret)
             for s in capture.spans
             if s.path is CallPath.BOOT and s.origin == origin and s.kind is not SpanKind.PAIR_EXIT]
+
+
+def boot_object(capture: Capture, origin: str) -> ModuleLoad:
+    """A built-in object's pairs at boot, from a boot trace (initexit
+    events of ``path=boot``; ``origin`` is the object's KBUILD_MODFILE, as
+    ``fs/fuse/fuse``), as a ModuleLoad: its pair inits in the order they
+    started and the exits its failure's unwind ran, in the order they ran
+    (built-in code never unloads: ``unload`` is empty unless the capture
+    says otherwise)."""
+    inits: list[Call] = []
+    unload: list[str] = []
+    unwind: list[str] = []
+    for s in capture.spans:
+        if s.path is not CallPath.BOOT or s.origin != origin:
+            continue
+        if s.kind is SpanKind.PAIR_INIT:
+            inits.append(Call(s.idx, s.prio, bare_func(s.func), s.ret))
+        elif s.kind is SpanKind.PAIR_EXIT:
+            (unwind if s.reason is ExitReason.UNWIND else unload).append(bare_func(s.func))
+    return ModuleLoad(origin, 0, tuple(inits), tuple(unload), tuple(unwind))

@@ -181,17 +181,17 @@ prepare_tree() {
 	KERNEL_TREE=$tree
 }
 
-# patched_clone DIR [strict] : DIR = a clone of the managed patched tree
-# at its HEAD (the series applied by prepare_tree), clean, for builds
-# beside the managed tree's own (scripts/mutation-test's mutations,
-# scripts/run --debug's debug kernel). The clone keeps its build objects
-# between runs, so its builds stay incremental. Uncommitted edits in the
-# managed tree are not in the clone: "strict" stops on them, otherwise
-# they are named.
-patched_clone() {
-	local dst=$1 strict=${2:-} src head
-	tree_lock patched
-	prepare_tree patched
+# managed_clone FLAVOUR DIR [strict] : DIR = a clone of the managed tree
+# of FLAVOUR (patched: the series applied by prepare_tree; stock) at its
+# HEAD, clean, for builds beside the managed tree's own
+# (scripts/mutation-test's mutations, scripts/run --debug's debug kernel,
+# --builtin-fs's). The clone keeps its build objects between runs, so its
+# builds stay incremental. Uncommitted edits in the managed tree are not
+# in the clone: "strict" stops on them, otherwise they are named.
+managed_clone() {
+	local flavour=$1 dst=$2 strict=${3:-} src head
+	tree_lock "$flavour"
+	prepare_tree "$flavour"
 	src=$KERNEL_TREE
 	if ! tree_is_clean "$src"; then
 		[ "$strict" != strict ] ||
@@ -211,3 +211,5 @@ patched_clone() {
 	# (the commit: the annotated tag object itself is not fetched)
 	run_cmd git -C "$dst" tag -f initexit-base "$(git -C "$src" rev-parse 'initexit-base^{commit}')" >/dev/null
 }
+# patched_clone DIR [strict] : managed_clone of the patched tree.
+patched_clone() { managed_clone patched "$@"; }

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from analysis.model import EventName, bare_func
+import bootcheck
 from bootcheck import read_dmesg
 from analysis.schema import DMESG_CALLING_INFO_RE, DMESG_RETURNED_INFO_RE
 
@@ -116,10 +117,9 @@ CONVERTED_ENTRIES = {"fuse_init": "fuse", "init_btrfs_fs": "btrfs"}
 SERIES_INITCALLS = ("module_initexit_debugfs_init", "kunit_init")
 
 #: The KBUILD_MODNAMEs of the series' boot test objects
-#: (CONFIG_TEST_INITEXIT_BOOT, lib/test_initexit_*): their entries and pairs
-#: are calls stock has not.
-SERIES_TEST_MODNAMES = ("test_initexit_order", "test_initexit_unwind", "test_initexit_adjacent",
-                        "test_initexit_keep", "tie_a", "tie_b")
+#: (CONFIG_TEST_INITEXIT_BOOT, lib/test_initexit_*; a KBUILD_MODNAME is its
+#: origin's last part): their entries and pairs are calls stock has not.
+SERIES_TEST_MODNAMES = tuple(sorted({origin.rsplit("/", 1)[-1] for origin in bootcheck.ORIGINS}))
 
 
 def _modname(suffix: str) -> str:

@@ -234,6 +234,60 @@ def check_builtin(modname: str, calls: Sequence[Call], steps: Sequence[Step],
             f"want {' '.join(f'{f}@{p}={r}' for f, p, r in want)}"]
 
 
+def check_boot_object(name: str, got: ModuleLoad, steps: Sequence[Step], prio: Callable[[Step], int],
+                      want: Want) -> list[str]:
+    """Built in, from the boot trace (analysis.loads.boot_object): the
+    object's pair inits as ``want`` says (each step up to ``fail_at`` in
+    order at its priority, the failing one returning ``-error``), then its
+    failure's unwind: the exits of the steps before it, at once and in
+    exact reverse; no exit otherwise. The index is not compared: at boot
+    it counts the pairs of every object linked before."""
+    exp = expected(steps, prio, want)
+    problems = []
+    strip = [(c.prio, c.func, c.ret) for c in got.inits]
+    want_inits = [(c.prio, c.func, c.ret) for c in exp.inits]
+    if strip != want_inits:
+        problems.append(f"built-in {name} ({want.what}): pair inits "
+                        f"{' '.join(f'{f}@{p}={r}' for p, f, r in strip) or 'none'}; "
+                        f"want {' '.join(f'{f}@{p}={r}' for p, f, r in want_inits)}")
+    if got.unwind != exp.unwind:
+        problems.append(f"built-in {name} ({want.what}): unwind exits {' '.join(got.unwind) or 'none'}; "
+                        f"want {' '.join(exp.unwind) or 'none'}")
+    if got.unload:
+        problems.append(f"built-in {name} ({want.what}): exits outside an unwind: {' '.join(got.unload)}")
+    return problems
+
+
+def check_builtin_failed(modname: str, origin: str, calls: Sequence[Call], notices: Sequence[KernelNotice],
+                         steps: Sequence[Step], prio: Callable[[Step], int], entry: tuple[str, int],
+                         fail_at: str, error: int) -> list[str]:
+    """Built in, from a kernel log alone (no trace: the cross boots): the
+    step ``fail_at`` failed with ``-error`` at boot. initcall_debug's lines
+    show the entry returning ``-error`` and each step before it called in
+    order at its priority, returning 0 (a blacklisted step has no line);
+    the series' messages say the step failed, ``unwinding`` its object,
+    and skip every later step."""
+    n = [s.init for s in steps].index(fail_at)
+    problems = []
+    got = [(c.func, c.prio, c.ret) for c in calls]
+    want = [(entry[0], entry[1], -error)] + [(s.init, prio(s), 0) for s in steps[:n]]
+    if fail_at in [c.func for c in calls]:
+        want.append((fail_at, prio(steps[n]), -error))
+    if got != want:
+        problems.append(f"built-in {modname}, {fail_at} failing: calls "
+                        f"{' '.join(f'{f}@{p}={r}' for f, p, r in got) or 'none'}; "
+                        f"want {' '.join(f'{f}@{p}={r}' for f, p, r in want)}")
+    mine = [x for x in notices if x.origin == origin]
+    failed = [(x.func, x.value, x.why) for x in mine if x.kind == "failed"]
+    if failed != [(fail_at, -error, "unwinding")]:
+        problems.append(f"built-in {modname}: the kernel's failure messages {failed}; "
+                        f"want [({fail_at!r}, {-error}, 'unwinding')]")
+    skipped = [x.func for x in mine if x.kind == "skipped"]
+    if skipped != [s.init for s in steps[n + 1:]]:
+        problems.append(f"built-in {modname}: skipped {skipped}; want {[s.init for s in steps[n + 1:]]}")
+    return problems
+
+
 def check_no_failure(notices: Sequence[KernelNotice], names: Sequence[str]) -> list[str]:
     """No built-in pair of an object whose origin contains one of ``names``
     failed, was skipped, blacklisted or unwound (the series' ``initexit:``

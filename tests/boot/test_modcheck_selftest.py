@@ -22,7 +22,7 @@ import pytest
 
 import modcheck  # first: it puts the repository root on sys.path for analysis/
 from analysis.build import build_capture  # noqa: E402
-from analysis.loads import ModuleLoad, boot_calls, module_loads  # noqa: E402
+from analysis.loads import ModuleLoad, boot_calls, boot_object, module_loads  # noqa: E402
 from analysis.parse import parse_dmesg, parse_trace_report  # noqa: E402
 
 FIX = pathlib.Path(__file__).resolve().parent / "fixtures"
@@ -221,3 +221,66 @@ BUILTIN_BROKEN: dict[str, Callable[[], str]] = {
 @pytest.mark.parametrize("case", sorted(BUILTIN_BROKEN))
 def test_builtin_fails_on_a_broken_boot_log(case: str) -> None:
     assert builtin_problems(BUILTIN_BROKEN[case]()) != []
+
+
+# -- built in, a middle step failed at boot (scripts/test's builtin-unwind) ----
+# fixtures/builtin-unwind-*: initcall_blacklist=fuse_miscdev_init,btrfs_bioset_init.
+
+UNWIND_REPORT = (FIX / "builtin-unwind-boot.report.txt").read_text()
+UNWIND_DMESG = (FIX / "builtin-unwind-dmesg.txt").read_text(errors="replace")
+UNWIND_WANT = {"fuse": ("fs/fuse/fuse", modcheck.FUSE_STEPS, modcheck.fuse_prio, modcheck.FUSE_ENTRY,
+                        "fuse_miscdev_init"),
+               "btrfs": ("fs/btrfs/btrfs", modcheck.BTRFS_STEPS, modcheck.btrfs_prio, modcheck.BTRFS_ENTRY,
+                         "btrfs_bioset_init")}
+
+
+def unwind_trace_problems(report: str) -> list[str]:
+    cap = build_capture(parse_trace_report(report, "boot.report.txt"))
+    out = []
+    for name, (origin, steps, prio, _, fail_at) in UNWIND_WANT.items():
+        out += modcheck.check_boot_object(name, boot_object(cap, origin), steps, prio,
+                                          modcheck.Want(f"{fail_at} fails", fail_at, 1))
+    return out
+
+
+def unwind_log_problems(dmesg: str) -> list[str]:
+    cap = build_capture(parse_dmesg(dmesg, "dmesg.txt"))
+    out = []
+    for name, (origin, steps, prio, entry, fail_at) in UNWIND_WANT.items():
+        out += modcheck.check_builtin_failed(name, origin, boot_calls(cap, name), cap.parsed.notices,
+                                             steps, prio, entry, fail_at, 1)
+    return out
+
+
+def test_builtin_unwind_passes_on_the_boot_trace_and_log() -> None:
+    assert unwind_trace_problems(UNWIND_REPORT) == []
+    assert unwind_log_problems(UNWIND_DMESG) == []
+
+
+UNWIND_TRACE_BROKEN: dict[str, Callable[[str], str]] = {
+    # The v1 boot path on an architecture without RUNTIME_DISCARD_EXIT: no exit runs.
+    "no unwind": lambda r: drop(r, r"initexit_(unwind|exit_start|exit_finish): .*origin=fs/fuse/fuse"),
+    "first exit lost": lambda r: drop(r, r"func=fuse_inode_cache_exit"),
+    "the failing step returns 0": lambda r: sub(r, "func=btrfs_bioset_init ret=-1", "func=btrfs_bioset_init ret=0"),
+    "unwind forward": lambda r: sub(sub(sub(r, "func=fuse_req_cache_exit", "func=TMP"),
+                                        "func=fuse_inode_cache_exit", "func=fuse_req_cache_exit"),
+                                    "func=TMP", "func=fuse_inode_cache_exit"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(UNWIND_TRACE_BROKEN))
+def test_builtin_unwind_fails_on_a_broken_boot_trace(case: str) -> None:
+    assert unwind_trace_problems(UNWIND_TRACE_BROKEN[case](UNWIND_REPORT)) != []
+
+
+UNWIND_LOG_BROKEN: dict[str, Callable[[str], str]] = {
+    "entry returns 0": lambda d: sub(d, "fuse_init+0x0/0x10 returned -1", "fuse_init+0x0/0x10 returned 0"),
+    "not unwinding": lambda d: sub(d, ", unwinding fs/btrfs/btrfs", ", nothing to unwind"),
+    "later step not skipped": lambda d: drop(d, r"skipping fuse_ctl_init "),
+    "a step's line lost": lambda d: drop(d, r"calling  fuseblk_init\+"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(UNWIND_LOG_BROKEN))
+def test_builtin_unwind_fails_on_a_broken_boot_log(case: str) -> None:
+    assert unwind_log_problems(UNWIND_LOG_BROKEN[case](UNWIND_DMESG)) != []

@@ -18,7 +18,7 @@ ktap_check "--list prints every row of tests/plan.tsv, in order" [ "$listed" = "
 sel() { "$T" --list "$@" | sed 1d | cut -d' ' -f1 | tr '\n' ' '; }
 got=$(sel --only boot)
 ktap_check "--only boot runs what it reads, in table order (got: $got)" \
-	[ "$got" = "build guest-tests blacklist build-stock stock boot " ]
+	[ "$got" = "build guest-tests blacklist build-builtin builtin builtin-unwind builtin-blacklist build-stock stock build-stock-builtin stock-builtin boot " ]
 got=$(sel --deep=stress)
 ktap_check "--deep=stress builds the debug kernel first (got: $got)" [ "$got" = "build-debug stress " ]
 got=$(sel --no-boot)
