@@ -3,10 +3,10 @@ configuration): their pairs in the boot path, from the boot's
 initcall_debug lines (dmesg.txt, brought home by scripts/run) read through
 analysis/ (analysis/loads.py), against tests/boot/modcheck.py's steps.
 
-scripts/check-configs runs this on the builtin-fs boot with
-INITEXIT_RUN_DIR set to its output folder (a missing variable or file is
-a failure); tests/boot/test_modcheck_selftest.py shows the same checks
-failing on broken boot logs in every scripts/test.
+scripts/test's builtin row and scripts/check-configs' builtin-fs boot run
+this with INITEXIT_RUN_DIR set to the boot's output folder (a missing
+variable or file is a failure); tests/boot/test_modcheck_selftest.py shows
+the same checks failing on broken boot logs in every scripts/test.
 """
 
 from __future__ import annotations
