@@ -175,7 +175,7 @@ need_pkgs() {
 PKGS_KERNEL=(linux-source-6.12 xz-utils git gcc make flex bison bc libelf-dev
 	libssl-dev kmod cpio ccache util-linux coreutils)
 PKGS_GUEST=(qemu-system-x86 busybox-static trace-cmd cpio gzip tar libc6-dev rsync)
-PKGS_TEST=(python3 python3-pytest shellcheck mypy chromium lld python3-pip python3-venv)
+PKGS_TEST=(python3 python3-pytest shellcheck mypy chromium lld python3-pip python3-venv time)
 # scripts/bench: host-side commands timed with warmup, runs and JSON export.
 PKGS_BENCH=(hyperfine)
 
