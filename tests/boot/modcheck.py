@@ -49,14 +49,15 @@ FUSE_STEPS = (
 )
 
 
-def run_file(name: str, row: str) -> str:
-    """OUT/ROW/NAME of the boot scripts/check-configs --only ROW (or
-    scripts/test) points INITEXIT_RUN_DIR at; a clear failure without it."""
+def run_file(name: str, row: str, var: str = "INITEXIT_RUN_DIR", runner: str = "") -> str:
+    """NAME in the output folder of the boot that ``var`` names (set by
+    scripts/check-configs --only ROW, or by ``runner``, e.g. scripts/test);
+    a clear failure without it."""
     import pytest  # only the tests that read a boot need it
 
-    value = os.environ.get("INITEXIT_RUN_DIR")
+    value = os.environ.get(var)
     if not value:
-        pytest.fail(f"INITEXIT_RUN_DIR is not set: scripts/check-configs --only {row} runs this")
+        pytest.fail(f"{var} is not set: {runner or f'scripts/check-configs --only {row}'} runs this")
     path = os.path.join(value, name)
     if not os.path.isfile(path):
         pytest.fail(f"{path} missing: the boot did not bring it home")

@@ -20,10 +20,7 @@ or folder is a failure, not a skip: scripts/test always sets them.
 
 from __future__ import annotations
 
-import os
 import pathlib
-
-import pytest
 
 import initcall_debug
 import modcheck
@@ -54,13 +51,7 @@ REGISTERED = {
 
 
 def run_path(var: str, name: str) -> pathlib.Path:
-    value = os.environ.get(var)
-    if not value:
-        pytest.fail(f"{var} is not set: run tests/boot through scripts/test")
-    path = pathlib.Path(value) / name
-    if not path.is_file():
-        pytest.fail(f"{path} missing: the boot did not bring it home")
-    return path
+    return pathlib.Path(modcheck.run_file(name, "", var, "scripts/test (tests/plan.tsv's builtin rows)"))
 
 
 def trace(var: str) -> Capture:
