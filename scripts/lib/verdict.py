@@ -504,6 +504,37 @@ BOOT_E_RE = re.compile(r"^E\s+(.*)$", re.M)
 """An assertion line of pytest's report, e.g. ``E   AssertionError: order differs``."""
 
 
+KUNIT_SUITE = "initexit"
+"""The series' KUnit suite (kernel/initexit_kunit.c), which runs in every boot."""
+
+
+def kunit_result(run_dir: Path, case: str) -> str:
+    """`pass`, `fail: <its not ok line>` or `cannot run: ...` for the case
+    CASE of the KUnit suite in RUN_DIR's kernel log (dmesg.txt, else
+    console.log).  A suite that stopped before CASE reported (a crash in
+    it) is a failure."""
+    log = ""
+    for name in ("dmesg.txt", "console.log"):
+        try:
+            log = (run_dir / name).read_text(errors="replace")
+        except OSError:
+            continue
+        if kunit_suite(log, KUNIT_SUITE):
+            break
+    tap = kunit_suite(log, KUNIT_SUITE)
+    if not tap:
+        return f"cannot run: no KUnit suite '{KUNIT_SUITE}' in {run_dir}/dmesg.txt or console.log"
+    case_re = re.compile(rf"^(ok|not ok) \d+ (?:- )?{re.escape(case)}\b.*$", re.M)
+    m = case_re.search(tap)
+    if m is None:
+        plain = "\n".join(KERNEL_LOG_PREFIX_RE.sub("", ln) for ln in log.splitlines())
+        ended = re.search(rf"^(?:not )?ok \d+ (?:- )?{re.escape(KUNIT_SUITE)}$", plain, re.M)
+        if ended is None and re.search(r"^1\.\.\d+", tap, re.M):
+            return f"fail: the suite stopped before {case} reported"
+        return f"cannot run: the suite has no case {case}"
+    return "pass" if m.group(1) == "ok" else f"fail: {m.group(0).strip()}"
+
+
 def boot_result(run_dir: Path, xml: Path | None, name: str) -> str:
     """`pass`, `fail: <first assertion line>` or `cannot run: ...` for
     tests/boot/test_boot.py::NAME on RUN_DIR's boot."""
@@ -537,7 +568,7 @@ def judge_mutation(run_dir: Path, tests: Sequence[str], patch: Path | None,
     if patch is not None and guest_script(patch):
         # Another guest script ran instead of tests/guest: its tests are
         # the ones the Expect lines name.
-        tests = sorted({t for t, _ in expectations(patch) if t != "boot"})
+        tests = sorted({t for t, _ in expectations(patch) if t not in ("boot", "kunit")})
     verdicts = {}
     for t in tests:
         tap = ktap / f"{t}.tap"
@@ -550,16 +581,21 @@ def judge_mutation(run_dir: Path, tests: Sequence[str], patch: Path | None,
             got = boot_result(run_dir, boot_xml, name)
             if got != "pass":
                 failing.append(f"boot: {name}: {got}")
+        for case in sorted({text for p in all_patches for t, text in expectations(p) if t == "kunit"}):
+            got = kunit_result(run_dir, case)
+            if got != "pass":
+                failing.append(f"kunit: {case}: {got}")
         out += [f"  {f}" for f in failing]
         return not failing, out
     caught = True
     for test, text in expectations(patch):
-        if test == "boot":
-            got = boot_result(run_dir, boot_xml, text)
+        if test in ("boot", "kunit"):
+            got = (boot_result(run_dir, boot_xml, text) if test == "boot"
+                   else kunit_result(run_dir, text))
             if got.startswith("fail:"):
-                out.append(f"  expected boot: {text} -> caught: {got[len('fail: '):]}")
+                out.append(f"  expected {test}: {text} -> caught: {got[len('fail: '):]}")
             else:
-                out.append(f"  expected boot: {text} -> NOT CAUGHT ({got})")
+                out.append(f"  expected {test}: {text} -> NOT CAUGHT ({got})")
                 caught = False
         elif read_exit_file(ktap / f"{test}.exit") is None:
             out.append(f"  expected {test}: {text} -> caught: {test} did not finish")

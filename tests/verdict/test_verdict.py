@@ -550,3 +550,43 @@ def test_kernel_reports_guest_side_leaves_the_modules_own_alloc_tags_to_the_leak
     assert _fault_sweep_kernel_reports(tmp_path, own) == ""
     other = own.replace("initexit_test", "fuse")
     assert "module fuse" in _fault_sweep_kernel_reports(tmp_path, other)
+
+
+# Mutations caught by the KUnit suite: "Expect: kunit: CASE" is met when
+# CASE of the series' suite failed in the run's kernel log, or the suite
+# stopped before CASE reported.
+KUNIT_RESULTS = [
+    ("kunit-dmesg.log", "initexit_test_undoable", "pass"),
+    ("kunit-dmesg-fail.log", "initexit_test_undoable", "fail: not ok 4 initexit_test_undoable"),
+    ("kunit-dmesg-fail.log", "initexit_test_priorities", "pass"),
+    ("kunit-dmesg-crashed.log", "initexit_test_undoable", "fail: the suite stopped before initexit_test_undoable reported"),
+    ("kunit-dmesg.log", "initexit_test_nonesuch", "cannot run: the suite has no case initexit_test_nonesuch"),
+    ("kunit-dmesg-none.log", "initexit_test_undoable", "cannot run: no KUnit suite 'initexit'"),
+]
+
+
+@pytest.mark.parametrize("log,case,want", KUNIT_RESULTS)
+def test_kunit_result_of_one_case(log: str, case: str, want: str, tmp_path: Path) -> None:
+    shutil.copy(DATA / log, tmp_path / "dmesg.txt")
+    assert verdict.kunit_result(tmp_path, case).startswith(want)
+
+
+def test_mutation_caught_by_kunit(tmp_path: Path) -> None:
+    patch = tmp_path / "m.patch"
+    patch.write_text("Mutation: the ordering check is off\nExpect: kunit: initexit_test_undoable\n")
+    run = mutation_run(tmp_path, None, with_boot=False)
+    shutil.copy(DATA / "kunit-dmesg-fail.log", run / "dmesg.txt")
+    ok, lines = verdict.judge_mutation(run, [], patch, None)
+    assert ok
+    assert lines[0] == "  expected kunit: initexit_test_undoable -> caught: not ok 4 initexit_test_undoable"
+    shutil.copy(DATA / "kunit-dmesg.log", run / "dmesg.txt")
+    ok, lines = verdict.judge_mutation(run, [], patch, None)
+    assert not ok
+    assert lines[0] == "  expected kunit: initexit_test_undoable -> NOT CAUGHT (pass)"
+    # The unmutated run must pass every case a mutation names.
+    ok, lines = verdict.judge_mutation(run, [], None, None, all_patches=[patch])
+    assert ok, lines
+    shutil.copy(DATA / "kunit-dmesg-fail.log", run / "dmesg.txt")
+    ok, lines = verdict.judge_mutation(run, [], None, None, all_patches=[patch])
+    assert not ok
+    assert lines == ["  kunit: initexit_test_undoable: fail: not ok 4 initexit_test_undoable"]
