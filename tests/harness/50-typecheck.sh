@@ -24,8 +24,9 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # The good build, the 9 bad ones of the first table, modpost on the good
 # one, the 2 of the second table, and modpost's module_init_exit() rules:
-# one good build and the 4 of the third table.
-ktap_plan 18
+# one good build, the 6 of the third table, module_init() and
+# module_exit() without pairs, and the three built-in (vmlinux.o) cases.
+ktap_plan 24
 
 # build DIR INIT-DEFINITION EXIT-DEFINITION : a module in $tmp/DIR (no
 # spaces: kbuild's M=) declaring module_init_exit(1, t_init, t_exit) plus a
@@ -150,5 +151,64 @@ pairs without an entry|module_init_exit(10, t_1_init, t_1_exit);|module_init_exi
 a pair outside its entry's band|module_init_exit(10, t_1_init, t_1_exit);\nmodule_init_exit(1000, t_2_init, t_2_exit);\nmodule_init_exit_entry(t_entry);|is outside the band [0, 500) of its entry t_entry
 an exit-less init before another init|module_init_exit(10, t_1_init, NULL);\nmodule_init_exit(20, t_2_init, t_2_exit);\nmodule_init_exit_entry(t_entry);|t_1_init has no exit and runs before t_2_init
 two entries|module_init_exit(10, t_1_init, t_1_exit);\nmodule_init_exit_entry(t_entry);\nmodule_init_exit_entry(t_other_entry);|two entries, t_
+module_init() beside pairs|module_init_exit(10, t_1_init, t_1_exit);\nmodule_init(t_2_init);\nmodule_init_exit_entry(t_entry);|module_init(t_2_init) beside module_init_exit() pairs
+module_exit() beside pairs|module_init_exit(10, t_1_init, t_1_exit);\nmodule_exit(t_2_exit);\nmodule_init_exit_entry(t_entry);|module_exit(t_2_exit) beside module_init_exit() pairs
 EOF
+
+# A module without pairs is built as before: module_init() and
+# module_exit() alone are no pair's business.
+build_pairs legacy-ok 'module_init(t_1_init);\nmodule_exit(t_1_exit);'
+rc=$?
+if [ "$rc" = 0 ] && ! grep -q 'ERROR: modpost' "$tmp/legacy-ok.log"; then
+	ktap_ok "modpost: module_init() and module_exit() without pairs: builds"
+else
+	ktap_fail "modpost: module_init() and module_exit() without pairs: builds"
+	sed 's/^/# /' "$tmp/legacy-ok.log" | tail -10
+fi
+
+# The same rule built in: the object compiled as built-in code (no
+# -DMODULE: Kbuild's flags for a module are emptied for this directory)
+# and handed to modpost as vmlinux.o, as the kernel's link does.  Its
+# module_init() is then an initcall beside the object's entry, which a
+# module would have run inside it: modpost must refuse both alike.
+# builtin_modpost DIR BODY : modpost's output in DIR.log; the status is
+# modpost's, 99 when the object did not compile.
+builtin_modpost() {
+	local d=$tmp/$1
+	mkdir -p "$d"
+	printf 'KBUILD_CFLAGS_MODULE :=\nobj-m += rules.o\n' >"$d/Kbuild"
+	{
+		printf '// SPDX-License-Identifier: GPL-2.0\n#include <linux/init.h>\n#include <linux/module.h>\n'
+		# A pair's exit is init text built in; module_exit()'s is exit text.
+		printf 'static int __init __maybe_unused t_1_init(void) { return 0; }\n'
+		printf 'static void __init __maybe_unused t_1_exit(void) { }\n'
+		printf 'static int __init __maybe_unused t_2_init(void) { return 0; }\n'
+		printf 'static void __exit __maybe_unused t_2_exit(void) { }\n'
+		printf '%b\n' "$2"
+	} >"$d/rules.c"
+	locked_make "$tree" -s M="$d" rules.o >"$tmp/$1.log" 2>&1 || return 99
+	cp "$d/rules.o" "$d/vmlinux.o"
+	(cd "$d" && "$tree/scripts/mod/modpost" -o "$d/Module.symvers" vmlinux.o) >>"$tmp/$1.log" 2>&1
+}
+# builtin_case NAME BODY MSG : MSG empty = modpost must accept the object.
+builtin_case() {
+	builtin_modpost "builtin-$2" "$3"
+	local rc=$? log=$tmp/builtin-$2.log
+	if [ "$rc" = 99 ]; then
+		ktap_fail "modpost, built in: $1: the object did not compile"
+		sed 's/^/# /' "$log" | tail -10
+	elif [ -z "$4" ]; then
+		if [ "$rc" = 0 ] && ! grep -q 'ERROR: modpost' "$log"; then
+			ktap_ok "modpost, built in: $1: accepted"
+		else
+			ktap_fail "modpost, built in: $1: accepted"
+			sed 's/^/# /' "$log" | tail -10
+		fi
+	else
+		fails_with "modpost, built in: $1" "$rc" "$log" "$4"
+	fi
+}
+builtin_case "pairs and their entry" ok 'module_init_exit(10, t_1_init, t_1_exit);\nmodule_init_exit_entry(t_entry);' ''
+builtin_case "module_init() beside pairs" init 'module_init_exit(10, t_1_init, t_1_exit);\nmodule_init(t_2_init);\nmodule_init_exit_entry(t_entry);' 'module_init(t_2_init) beside module_init_exit() pairs'
+builtin_case "module_exit() beside pairs" exit 'module_init_exit(10, t_1_init, t_1_exit);\nmodule_exit(t_2_exit);\nmodule_init_exit_entry(t_entry);' 'module_exit(t_2_exit) beside module_init_exit() pairs'
 ktap_finish
