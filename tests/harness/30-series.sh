@@ -117,13 +117,19 @@ ktap_check "a second apply_series with the fixes changes nothing" grep -q 'alrea
 "$ROOT/scripts/regen-patches" --tree "$tree" --patches "$fx" 2>"$tmp/regen-fixes.err"
 ktap_check "regen-patches writes only the patches after initexit-fixes" \
 	[ "$(cat "$fx/series")" = "$(printf '0001-kernel-rename-b.patch\n0002-README-add-four.patch')" ]
+# names_prerequisites_on PATCH BASE: PATCH lists prerequisite patches on BASE.
+names_prerequisites_on() {
+	grep -q '^prerequisite-patch-id: ' "$1" && grep -q "^base-commit: $2" "$1"
+}
 ktap_check "... which name the fixes as prerequisites, on the same base" \
-	sh -c 'grep -q "^prerequisite-patch-id: " "$1" && grep -q "^base-commit: $2" "$1"' sh \
-	"$fx/0001-kernel-rename-b.patch" "$(git -C "$tree" rev-parse 'initexit-base^{commit}')"
+	names_prerequisites_on "$fx/0001-kernel-rename-b.patch" "$(git -C "$tree" rev-parse 'initexit-base^{commit}')"
 ktap_check "... and leaves patches/fixes/ as it was" [ "$(cat "$fx/fixes/series")" = 0001-lib-add-the-fix.patch ]
 apply_series "$tree" /dev/null 2>"$tmp/stock.err"
-ktap_check "the stock tree: initexit-base as is, no initexit-fixes tag" \
-	sh -c '[ "$(git -C "$1" rev-parse HEAD)" = "$(git -C "$1" rev-parse "initexit-base^{commit}")" ] &&
-		! git -C "$1" rev-parse -q --verify initexit-fixes >/dev/null' sh "$tree"
+# stock_as_is TREE: TREE is initexit-base, without the tag initexit-fixes.
+stock_as_is() {
+	[ "$(git -C "$1" rev-parse HEAD)" = "$(git -C "$1" rev-parse 'initexit-base^{commit}')" ] &&
+		! git -C "$1" rev-parse -q --verify initexit-fixes >/dev/null
+}
+ktap_check "the stock tree: initexit-base as is, no initexit-fixes tag" stock_as_is "$tree"
 [ "$KTAP_FAIL" = 0 ] || sed 's/^/# /' "$tmp"/*.err
 ktap_finish
