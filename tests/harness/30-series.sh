@@ -11,7 +11,7 @@ set -u
 . "$ROOT/scripts/lib/kernel.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-ktap_plan 29
+ktap_plan 30
 export INITEXIT_CACHE=$tmp/cache CACHE=$tmp/cache
 # As on a fresh machine: no user.name/user.email anywhere, so every git
 # command of the harness that needs an identity must bring its own.
@@ -131,5 +131,8 @@ stock_as_is() {
 		! git -C "$1" rev-parse -q --verify initexit-fixes >/dev/null
 }
 ktap_check "the stock tree: initexit-base as is, no initexit-fixes tag" stock_as_is "$tree"
+("$ROOT/scripts/regen-patches" --tree "$tree" --patches "$fx") 2>"$tmp/regen-nofix.err"
+ktap_check "regen-patches refuses a tree without the fixes when patches/fixes/series exists" \
+	[ $? = "$EXIT_HARNESS" ]
 [ "$KTAP_FAIL" = 0 ] || sed 's/^/# /' "$tmp"/*.err
 ktap_finish
