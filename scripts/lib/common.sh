@@ -220,6 +220,27 @@ series_hash() {
 	} | sha
 }
 
+# series_key PATCHDIR : what a tree made of PATCHDIR's series was made from:
+# the source, the series and, when PATCHDIR/fixes/series exists, the
+# stand-alone fixes applied before it (the stamp apply_series compares).
+series_key() {
+	local pdir=$1 key
+	key="$(source_id) series=$(series_hash "$pdir")"
+	[ ! -f "$pdir/fixes/series" ] || key="$key fixes=$(series_hash "$pdir/fixes")"
+	printf '%s' "$key"
+}
+
+# series_base TREE : the commit TREE's main series starts from: the tag
+# initexit-fixes (initexit-base + patches/fixes/series, set by apply_series)
+# when TREE has it, else initexit-base.
+series_base() {
+	if git -C "$1" rev-parse -q --verify 'initexit-fixes^{commit}' >/dev/null 2>&1; then
+		echo initexit-fixes
+	else
+		echo initexit-base
+	fi
+}
+
 # ------------------------------------------------------------------- misc
 
 # Print the last N lines of a file, indented, under a heading.

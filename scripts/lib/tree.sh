@@ -77,18 +77,24 @@ tree_is_clean() {
 	[ -z "$(git -C "$1" status --porcelain --untracked-files=no 2>/dev/null)" ]
 }
 
-# apply_series TREE PATCHDIR : make TREE = initexit-base + the series, unless
-# it already is. A developer's commits or edits in TREE are never lost.
+# apply_series TREE PATCHDIR : make TREE = initexit-base + PATCHDIR/fixes/series
+# (the stand-alone fixes of stock bugs, when that file exists; the commit
+# after them is tagged initexit-fixes) + PATCHDIR/series, unless it already
+# is. A developer's commits or edits in TREE are never lost.
 apply_series() {
 	local tree=$1 pdir=$2 key stamp_key='' stamp_head='' head
 	if [ "$DRY_RUN" = 1 ] && [ ! -d "$tree/.git" ]; then
 		show_cmd git -C "$tree" reset -q --hard initexit-base
 		while read -r patch; do
 			show_cmd git -C "$tree" am --no-3way --committer-date-is-author-date "$patch"
+		done < <(series_files "$pdir/fixes")
+		[ ! -f "$pdir/fixes/series" ] || show_cmd git -C "$tree" tag -f initexit-fixes HEAD
+		while read -r patch; do
+			show_cmd git -C "$tree" am --no-3way --committer-date-is-author-date "$patch"
 		done < <(series_files "$pdir")
 		return 0
 	fi
-	key="$(source_id) series=$(series_hash "$pdir")"
+	key=$(series_key "$pdir")
 	if [ -f "$tree/.initexit-applied" ]; then
 		stamp_key=$(sed -n 1p "$tree/.initexit-applied")
 		stamp_head=$(sed -n 2p "$tree/.initexit-applied")
@@ -113,28 +119,22 @@ apply_series() {
 	head_tree=$(git -C "$tree" rev-parse 'HEAD^{tree}')
 	base_tree=$(git -C "$tree" rev-parse 'initexit-base^{tree}')
 	run_cmd git -C "$tree" reset -q --hard initexit-base
-	local patch n=0
-	while read -r patch; do
-		n=$((n + 1))
-		[ -f "$patch" ] || die "patches/series lists $(basename "$patch") but $patch does not exist"
-		show_cmd git -C "$tree" am --no-3way --committer-date-is-author-date "$patch"
-		[ "$DRY_RUN" = 1 ] && continue
-		local out
-		# --committer-date-is-author-date: same series, same commit ids.
-		if ! out=$(git_tree "$tree" am --no-3way --committer-date-is-author-date "$patch" 2>&1); then
-			printf '%s\n' "$out" >&2
-			printf -- '---- the hunks that do not apply (git apply --check -v) ----\n' >&2
-			git -C "$tree" apply --check -v "$patch" 2>&1 | grep -v '^Checking patch' | head -40 >&2 || true
-			git_tree "$tree" am --abort 2>/dev/null || true  # needs an identity on a fresh machine
-			rm -f "$tree/.initexit-applied"
-			die "patch $n of the series, $(basename "$patch"), does not apply to $(source_id)" \
-				"(files and hunks above). $tree now holds the patches before it." \
-				"To fix: cd $tree && git am -3 $patch; resolve, git add, git am --continue;" \
-				"apply the rest of patches/series the same way, then run scripts/regen-patches."
-		fi
-	done < <(series_files "$pdir")
+	[ "$DRY_RUN" = 1 ] || git -C "$tree" tag -d initexit-fixes >/dev/null 2>&1 || true
+	local n=0 nfixes=0
+	if [ -f "$pdir/fixes/series" ]; then
+		apply_patches "$tree" "$pdir/fixes" "the fixes series" || return 1
+		nfixes=$APPLIED
+		run_cmd git -C "$tree" tag -f initexit-fixes HEAD
+	fi
+	apply_patches "$tree" "$pdir" "the series" || return 1
+	n=$APPLIED
 	[ "$DRY_RUN" = 1 ] && return 0
-	log "applied $n patch(es) from $pdir/series onto initexit-base"
+	if [ -f "$pdir/fixes/series" ]; then
+		log "applied $nfixes fix(es) from $pdir/fixes/series onto initexit-base (tag initexit-fixes)," \
+			"then $n patch(es) from $pdir/series"
+	else
+		log "applied $n patch(es) from $pdir/series onto initexit-base"
+	fi
 	local new_tree
 	new_tree=$(git -C "$tree" rev-parse 'HEAD^{tree}')
 	if [ "$head_tree" != "$base_tree" ] && [ "$head_tree" != "$new_tree" ] && [ -n "$stamp_head" ] &&
@@ -146,6 +146,32 @@ apply_series() {
 			"They are kept on branch $backup (git -C $tree log $backup)."
 	fi
 	printf '%s\n%s\n' "$key" "$(git -C "$tree" rev-parse HEAD)" >"$tree/.initexit-applied"
+}
+
+# apply_patches TREE DIR NAME : git am each patch of DIR/series (called NAME
+# in messages) onto TREE's HEAD; APPLIED = how many. On one that does not
+# apply: say which and why, and die.
+apply_patches() {
+	local tree=$1 dir=$2 name=$3 patch out
+	APPLIED=0
+	while read -r patch; do
+		APPLIED=$((APPLIED + 1))
+		[ -f "$patch" ] || die "$dir/series lists $(basename "$patch") but $patch does not exist"
+		show_cmd git -C "$tree" am --no-3way --committer-date-is-author-date "$patch"
+		[ "$DRY_RUN" = 1 ] && continue
+		# --committer-date-is-author-date: same series, same commit ids.
+		if ! out=$(git_tree "$tree" am --no-3way --committer-date-is-author-date "$patch" 2>&1); then
+			printf '%s\n' "$out" >&2
+			printf -- '---- the hunks that do not apply (git apply --check -v) ----\n' >&2
+			git -C "$tree" apply --check -v "$patch" 2>&1 | grep -v '^Checking patch' | head -40 >&2 || true
+			git_tree "$tree" am --abort 2>/dev/null || true  # needs an identity on a fresh machine
+			rm -f "$tree/.initexit-applied"
+			die "patch $APPLIED of $name, $(basename "$patch"), does not apply to $(source_id)" \
+				"(files and hunks above). $tree now holds the patches before it." \
+				"To fix: cd $tree && git am -3 $patch; resolve, git add, git am --continue;" \
+				"apply the rest of $dir/series the same way, then run scripts/regen-patches."
+		fi
+	done < <(series_files "$dir")
 }
 
 # prepare_tree FLAVOUR : echo the tree to build for FLAVOUR after making sure
@@ -210,6 +236,12 @@ managed_clone() {
 	# The tag check-configs and series_lines.py read the series' lines by.
 	# (the commit: the annotated tag object itself is not fetched)
 	run_cmd git -C "$dst" tag -f initexit-base "$(git -C "$src" rev-parse 'initexit-base^{commit}')" >/dev/null
+	# ... and where the main series starts, after patches/fixes/series.
+	if [ "$(series_base "$src")" = initexit-fixes ]; then
+		run_cmd git -C "$dst" tag -f initexit-fixes "$(git -C "$src" rev-parse 'initexit-fixes^{commit}')" >/dev/null
+	else
+		[ "$DRY_RUN" = 1 ] || git -C "$dst" tag -d initexit-fixes >/dev/null 2>&1 || true
+	fi
 }
 # patched_clone DIR [strict] : managed_clone of the patched tree.
 patched_clone() { managed_clone patched "$@"; }

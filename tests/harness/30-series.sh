@@ -3,14 +3,15 @@
 # scripts/regen-patches writes the commits as numbered patches plus series
 # and keeps the cover letter; apply_series applies them once, refuses to
 # drop uncommitted work, and stops on a patch that does not apply, naming
-# the patch and the file.
+# the patch and the file; patches/fixes/series (stand-alone fixes) goes
+# first, tagged initexit-fixes, and regen-patches writes only what follows.
 set -u
 . "$(dirname "$0")/lib.sh"
 . "$ROOT/scripts/lib/common.sh"
 . "$ROOT/scripts/lib/kernel.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-ktap_plan 20
+ktap_plan 30
 export INITEXIT_CACHE=$tmp/cache CACHE=$tmp/cache
 # As on a fresh machine: no user.name/user.email anywhere, so every git
 # command of the harness that needs an identity must bring its own.
@@ -90,5 +91,48 @@ ktap_check "... saying what to do" grep -q 'git am -3' "$tmp/bad.err"
 ktap_check "... leaving the patches before it applied" \
 	[ "$(git -C "$tree" log -1 --format=%s)" = "kernel: rename b" ]
 ktap_check "... and no git am in progress" [ ! -d "$tree/.git/rebase-apply" ]
+
+# patches/fixes/series: applied before the series, the commit after the
+# fixes tagged initexit-fixes; the stock tree (no PATCHDIR) has no such tag.
+git -C "$tree" reset -q --hard initexit-base
+mkdir -p "$tree/lib"
+printf 'int fixed;\n' >"$tree/lib/fixed.c"
+git_tree "$tree" add lib/fixed.c
+git_tree "$tree" commit -q -m "lib: add the fix"
+fx=$tmp/withfixes
+mkdir -p "$fx/fixes"
+git -C "$tree" format-patch -q -o "$fx/fixes" initexit-base..HEAD
+(cd "$fx/fixes" && ls 0*.patch >series)
+cp "$pdir"/0*.patch "$pdir/series" "$fx/"
+git -C "$tree" reset -q --hard initexit-base
+apply_series "$tree" "$fx" 2>"$tmp/fixes.err"
+ktap_check "with patches/fixes/series: the fix, then the series" \
+	[ "$(git -C "$tree" log --format=%s initexit-base..HEAD | tr '\n' '|')" = "README: add four|kernel: rename b|lib: add the fix|" ]
+ktap_check "... the tag initexit-fixes marks the commit after the fixes" \
+	[ "$(git -C "$tree" log -1 --format=%s initexit-fixes 2>/dev/null)" = "lib: add the fix" ]
+ktap_check "... series_base names it" [ "$(series_base "$tree")" = initexit-fixes ]
+ktap_check "... and the run says how many of each" grep -q 'applied 1 fix(es) from .*fixes/series.*then 2 patch(es)' "$tmp/fixes.err"
+apply_series "$tree" "$fx" 2>"$tmp/fixes2.err"
+ktap_check "a second apply_series with the fixes changes nothing" grep -q 'already applied' "$tmp/fixes2.err"
+"$ROOT/scripts/regen-patches" --tree "$tree" --patches "$fx" 2>"$tmp/regen-fixes.err"
+ktap_check "regen-patches writes only the patches after initexit-fixes" \
+	[ "$(cat "$fx/series")" = "$(printf '0001-kernel-rename-b.patch\n0002-README-add-four.patch')" ]
+# names_prerequisites_on PATCH BASE: PATCH lists prerequisite patches on BASE.
+names_prerequisites_on() {
+	grep -q '^prerequisite-patch-id: ' "$1" && grep -q "^base-commit: $2" "$1"
+}
+ktap_check "... which name the fixes as prerequisites, on the same base" \
+	names_prerequisites_on "$fx/0001-kernel-rename-b.patch" "$(git -C "$tree" rev-parse 'initexit-base^{commit}')"
+ktap_check "... and leaves patches/fixes/ as it was" [ "$(cat "$fx/fixes/series")" = 0001-lib-add-the-fix.patch ]
+apply_series "$tree" /dev/null 2>"$tmp/stock.err"
+# stock_as_is TREE: TREE is initexit-base, without the tag initexit-fixes.
+stock_as_is() {
+	[ "$(git -C "$1" rev-parse HEAD)" = "$(git -C "$1" rev-parse 'initexit-base^{commit}')" ] &&
+		! git -C "$1" rev-parse -q --verify initexit-fixes >/dev/null
+}
+ktap_check "the stock tree: initexit-base as is, no initexit-fixes tag" stock_as_is "$tree"
+("$ROOT/scripts/regen-patches" --tree "$tree" --patches "$fx") 2>"$tmp/regen-nofix.err"
+ktap_check "regen-patches refuses a tree without the fixes when patches/fixes/series exists" \
+	[ $? = "$EXIT_HARNESS" ]
 [ "$KTAP_FAIL" = 0 ] || sed 's/^/# /' "$tmp"/*.err
 ktap_finish
