@@ -90,6 +90,17 @@ fails_with() {
 	fi
 }
 
+# builds_clean NAME RC LOG : a case that must build: RC is 0 and LOG
+# holds no modpost error.
+builds_clean() {
+	if [ "$2" = 0 ] && ! grep -q 'ERROR: modpost' "$3"; then
+		ktap_ok "$1"
+	else
+		ktap_fail "$1"
+		sed 's/^/# /' "$3" | tail -10
+	fi
+}
+
 # name, init, exit, message the build must print
 n=0
 while IFS='|' read -r name init exit msg; do
@@ -135,13 +146,7 @@ EOF
 # source cannot build as =m and be refused at boot as =y.  Pairs that keep
 # every rule build; each broken rule stops the build, naming the pairs.
 build_pairs rules-ok 'module_init_exit(10, t_1_init, t_1_exit);\nmodule_init_exit(20, t_2_init, NULL);\nmodule_init_exit_entry(t_entry);'
-rc=$?
-if [ "$rc" = 0 ] && ! grep -q 'ERROR: modpost' "$tmp/rules-ok.log"; then
-	ktap_ok "modpost: pairs in the entry's band, an exit-less last init: builds"
-else
-	ktap_fail "modpost: pairs in the entry's band, an exit-less last init: builds"
-	sed 's/^/# /' "$tmp/rules-ok.log" | tail -10
-fi
+builds_clean "modpost: pairs in the entry's band, an exit-less last init: builds" $? "$tmp/rules-ok.log"
 while IFS='|' read -r name body msg; do
 	n=$((n + 1))
 	build_pairs "rules$n" "$body"
@@ -158,13 +163,7 @@ EOF
 # A module without pairs is built as before: module_init() and
 # module_exit() alone are no pair's business.
 build_pairs legacy-ok 'module_init(t_1_init);\nmodule_exit(t_1_exit);'
-rc=$?
-if [ "$rc" = 0 ] && ! grep -q 'ERROR: modpost' "$tmp/legacy-ok.log"; then
-	ktap_ok "modpost: module_init() and module_exit() without pairs: builds"
-else
-	ktap_fail "modpost: module_init() and module_exit() without pairs: builds"
-	sed 's/^/# /' "$tmp/legacy-ok.log" | tail -10
-fi
+builds_clean "modpost: module_init() and module_exit() without pairs: builds" $? "$tmp/legacy-ok.log"
 
 # The same rule built in: the object compiled as built-in code (no
 # -DMODULE: Kbuild's flags for a module are emptied for this directory)
@@ -198,12 +197,7 @@ builtin_case() {
 		ktap_fail "modpost, built in: $1: the object did not compile"
 		sed 's/^/# /' "$log" | tail -10
 	elif [ -z "$4" ]; then
-		if [ "$rc" = 0 ] && ! grep -q 'ERROR: modpost' "$log"; then
-			ktap_ok "modpost, built in: $1: accepted"
-		else
-			ktap_fail "modpost, built in: $1: accepted"
-			sed 's/^/# /' "$log" | tail -10
-		fi
+		builds_clean "modpost, built in: $1: accepted" "$rc" "$log"
 	else
 		fails_with "modpost, built in: $1" "$rc" "$log" "$4"
 	fi
