@@ -118,6 +118,14 @@ apply_series() {
 	local base_tree head_tree
 	head_tree=$(git -C "$tree" rev-parse 'HEAD^{tree}')
 	base_tree=$(git -C "$tree" rev-parse 'initexit-base^{tree}')
+	# A run killed in the middle of `git am` leaves its session behind, and
+	# every later `git am` would refuse to start: drop it.
+	local am_dir
+	am_dir="$(git -C "$tree" rev-parse --absolute-git-dir)/rebase-apply"
+	if [ "$DRY_RUN" = 0 ] && [ -d "$am_dir" ]; then
+		log "$tree: dropping the git am session a killed run left ($am_dir)"
+		git -C "$tree" am --abort >/dev/null 2>&1 || rm -rf "$am_dir"
+	fi
 	run_cmd git -C "$tree" reset -q --hard initexit-base
 	[ "$DRY_RUN" = 1 ] || git -C "$tree" tag -d initexit-fixes >/dev/null 2>&1 || true
 	local n=0 nfixes=0
