@@ -513,15 +513,15 @@ def kunit_result(run_dir: Path, case: str) -> str:
     CASE of the KUnit suite in RUN_DIR's kernel log (dmesg.txt, else
     console.log).  A suite that stopped before CASE reported (a crash in
     it) is a failure."""
-    log = ""
+    log = tap = ""
     for name in ("dmesg.txt", "console.log"):
         try:
             log = (run_dir / name).read_text(errors="replace")
         except OSError:
             continue
-        if kunit_suite(log, KUNIT_SUITE):
+        tap = kunit_suite(log, KUNIT_SUITE)
+        if tap:
             break
-    tap = kunit_suite(log, KUNIT_SUITE)
     if not tap:
         return f"cannot run: no KUnit suite '{KUNIT_SUITE}' in {run_dir}/dmesg.txt or console.log"
     case_re = re.compile(rf"^(ok|not ok) \d+ (?:- )?{re.escape(case)}\b.*$", re.M)
