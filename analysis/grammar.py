@@ -247,7 +247,9 @@ really_probe()'s result, which is the driver's error negated, so a
 deferral is ``517`` (-EPROBE_DEFER from a driver's probe) or ``-517`` (a
 supplier's device link not ready), ``19``/``6`` a driver that rejects the
 device (-ENODEV, -ENXIO); ``ktime_us_delta()`` microseconds).  The same
-text from 5.10 on.
+text from 5.10 on; from 5.8 until e2f06aa88508 (April 2023, then in the
+5.10, 5.15 and 6.1 stable trees) it was a pr_debug(), printed only with
+dynamic debug on for drivers/base/dd.c (kernel_log.probe_note).
 
 Example: ``probe of serio1 returned 19 after 7197 usecs``
 """

@@ -286,3 +286,25 @@ def duration_note(version: Optional[tuple[int, int]]) -> str:
     return (f"Linux {version[0]}.{version[1]}: initcall_debug's `usecs` are "
             f"{'' if certain else 'probably '}nanoseconds / 1024 on kernels before 6.1 "
             "(init/main.c shifts by 10), so these durations read 2.3% short")
+
+
+#: drivers/base/dd.c printed initcall_debug's probe line with pr_debug()
+#: from 5.8 (eb7fbc9fb118, "driver core: Add missing '\\n' in log
+#: messages") until e2f06aa88508 ("driver core: Don't require
+#: dynamic_debug for initcall_debug probe timing", April 2023; taken by
+#: the 6.1, 5.15 and 5.10 stable trees in April and May 2023): on those
+#: kernels the line needs dynamic debug on for that file.
+PROBE_PR_DEBUG = ((5, 8), (6, 4))
+
+
+def probe_note(version: Optional[tuple[int, int]], calls: int, probes: int) -> str:
+    """Why a kernel log with initcall_debug's calls has no probe line, on
+    a kernel that printed them with pr_debug() ("" otherwise)."""
+    lo, hi = PROBE_PR_DEBUG
+    if version is None or probes or not calls or not lo <= version < hi:
+        return ""
+    return (f"no device probe lines (`probe of DEV returned N after T usecs`): Linux "
+            f"{version[0]}.{version[1]}'s drivers/base/dd.c may print them with pr_debug() "
+            "(5.8 to 6.3, and 5.10, 5.15 and 6.1 before their stable trees took e2f06aa88508 "
+            "in spring 2023), which prints nothing without dynamic debug: boot with "
+            "dyndbg=\"file drivers/base/dd.c +p\" beside initcall_debug to see the probes")

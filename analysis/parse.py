@@ -35,7 +35,7 @@ from analysis.grammar import (
     TRACE_LINE_RE,
     TASK_RE,
 )
-from analysis.kernel_log import Clock, StampClock, duration_note, split
+from analysis.kernel_log import Clock, StampClock, duration_note, probe_note, split
 from analysis.model import (
     INITEXIT_PREFIX,
     Event,
@@ -420,7 +420,9 @@ def parse_dmesg(text: str, source: str = "<text>") -> ParsedInput:
         if lv:
             events.append(Event(lineno, clock.start(line), -1, -1, "", EventName.INITCALL_LEVEL,
                                 f"level={lv.group(1)}"))
-    notes = tuple(n for n in (clock.note(), duration_note(version)) if n)
+    calls = sum(1 for e in events if e.name is EventName.DMESG_RETURNED)
+    notes = tuple(n for n in (clock.note(), duration_note(version),
+                              probe_note(version, calls, len(probe_lines))) if n)
     return ParsedInput(
         source=source,
         fmt=InputFormat.DMESG,

@@ -154,6 +154,27 @@ def test_old_kernels_durations_are_said_to_be_short() -> None:
     assert not any(n.startswith("Linux ") for n in run_checks(_capture("dmesg")).notes)
 
 
+def test_a_kernel_that_printed_probes_with_pr_debug_is_named_when_none_are_there() -> None:
+    """drivers/base/dd.c printed the probe line with pr_debug() from 5.8
+    until e2f06aa88508 (2023): a 5.10 log without probe lines says why and
+    how to get them; with a probe line, or on 6.12, it says nothing."""
+    def notes(text: str) -> list[str]:
+        return [n for n in run_checks(build_capture(parse_text(text, "t.log"))).notes
+                if n.startswith("no device probe lines")]
+    old = _read("kernel-5.10")
+    assert "probe of " not in old
+    (note,) = notes(old)
+    assert "Linux 5.10's drivers/base/dd.c" in note and 'dyndbg="file drivers/base/dd.c +p"' in note
+    assert notes(old.replace("Linux version 5.10.228", "Linux version 6.3.13")) != []
+    assert notes(old.replace("Linux version 5.10.228", "Linux version 5.7.19")) == []
+    assert notes(old.replace("Linux version 5.10.228", "Linux version 6.4.16")) == []
+    assert notes(_read("dmesg")) == []
+    # One probe line is enough: the kernel prints them.
+    first = old.index("[    0.310779] calling")
+    probed = old[:first] + "[    0.300000] probe of serial0 returned 0 after 12 usecs\n" + old[first:]
+    assert notes(probed) == []
+
+
 def test_level_lines_give_each_call_its_level() -> None:
     cap = _capture("kernel-6.16-levels")
     assert cap.level_names == ("early", "pure", "core", "postcore", "arch", "subsys", "fs", "device", "late")
