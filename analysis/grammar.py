@@ -256,7 +256,8 @@ Example: ``probe of serio1 returned 19 after 7197 usecs``
 
 DMESG_DEFERRAL_RE = re.compile(
     r"(\S+) (\S+): (?:(?P<pending>deferred probe pending): |(?P<defer>error -EPROBE_DEFER): "
-    r"|(?P<timeout>deferred probe timeout, ignoring dependency))(?P<reason>.*?)\s*$"
+    r"|(?P<timeout>deferred probe timeout, ignoring dependency)"
+    r"|(?P<nodriver>ignoring dependency for device, assuming no driver))(?P<reason>.*?)\s*$"
 )
 """The kernel's messages about why a device's probe is deferred, after
 dev_printk()'s ``DRIVER-OR-BUS DEVICE: `` head (drivers/base/dd.c and
@@ -271,6 +272,9 @@ core.c, 6.12):
 - ``deferred probe timeout, ignoring dependency``: dev_warn() once the
   timeout ran out, from a probe that asked
   driver_deferred_probe_check_state().
+- ``ignoring dependency for device, assuming no driver``: the same
+  function's dev_warn() on a kernel without modules once the initcalls
+  are done (the probe gets -ENODEV instead of deferring again).
 
 Example: ``platform initexit-probe-consumer: deferred probe pending: initexit-probe-consumer: waiting for initexit-probe-supplier``
 """

@@ -272,7 +272,8 @@ class DeferralLine(NamedTuple):
     """A kernel message saying why a device's probe is deferred
     (grammar.DMESG_DEFERRAL_RE): ``kind`` ``pending`` (the deferred probe
     timeout's warning), ``defer`` (dev_err_probe()'s debug message) or
-    ``timeout`` (a dependency ignored after the timeout)."""
+    ``timeout`` (a dependency ignored after the timeout) or ``no driver``
+    (a dependency ignored on a kernel without modules)."""
 
     line: int
     ts_ns: int

@@ -354,7 +354,8 @@ def _probe_line(lineno: int, raw: str, clock: StampClock, probes: list[ProbeLine
         return True
     d = DMESG_DEFERRAL_RE.match(msg)
     if d is not None:
-        kind = "pending" if d.group("pending") else "defer" if d.group("defer") else "timeout"
+        kind = ("pending" if d.group("pending") else "defer" if d.group("defer")
+                else "timeout" if d.group("timeout") else "no driver")
         ts = line.ns if stamped and line.ns is not None else clock.now
         deferrals.append(DeferralLine(lineno, ts, d.group(2), d.group(1), kind,
                                       d.group("reason").strip(), text))
@@ -393,7 +394,8 @@ def parse_dmesg(text: str, source: str = "<text>") -> ParsedInput:
             v = DMESG_LINUX_VERSION_RE.search(raw)
             if v is not None:
                 version = (int(v.group(1)), int(v.group(2)))
-        if "probe" in raw and ("probe of " in raw or "EPROBE_DEFER" in raw or "deferred probe " in raw):
+        if ("probe" in raw and ("probe of " in raw or "EPROBE_DEFER" in raw or "deferred probe " in raw)
+                or "ignoring dependency for device" in raw):
             if _probe_line(lineno, raw, clock, probe_lines, deferral_lines):
                 continue
         if "calling" not in raw and "initcall" not in raw:

@@ -121,6 +121,20 @@ def test_dynamic_debug_deferral_line_is_a_cause() -> None:
     assert d.reasons[0] == "initexit-probe-consumer: waiting for a clock"
 
 
+def test_no_driver_dependency_line_is_a_cause() -> None:
+    """On a kernel without modules, driver_deferred_probe_check_state()
+    (drivers/base/dd.c) warns instead of deferring again once the initcalls
+    are done: that is the device's cause too."""
+    line = "[    2.673700] platform initexit-probe-consumer: ignoring dependency for device, assuming no driver"
+    text = _text(DEFER).replace(
+        "[    2.673724] probe of initexit-probe-consumer returned 517",
+        line + "\n[    2.673724] probe of initexit-probe-consumer returned 517")
+    d = deferred_devices(_capture(text))[0]
+    assert [c.kind for c in d.causes] == ["no driver", "pending"]
+    assert d.causes[0].text == line and d.causes[0].owner == "platform"
+    assert d.reasons[0] == "no driver"
+
+
 def test_without_stamps_probes_keep_their_calls(defer: Capture) -> None:
     """printk.time=0: no stamps; a probe line between a call's lines is in it."""
     bare = "\n".join(re.sub(r"^\[\s*\d+\.\d+\] ", "", ln) for ln in _text(DEFER).splitlines()) + "\n"
