@@ -24,9 +24,9 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # The good build, the 9 bad ones of the first table, modpost on the good
 # one, the 2 of the second table, and modpost's module_init_exit() rules:
-# one good build, the 6 of the third table, module_init() and
-# module_exit() without pairs, and the three built-in (vmlinux.o) cases.
-ktap_plan 24
+# one good build, the 9 of the third table, module_init() and
+# module_exit() without pairs, and the four built-in (vmlinux.o) cases.
+ktap_plan 28
 
 # build DIR INIT-DEFINITION EXIT-DEFINITION : a module in $tmp/DIR (no
 # spaces: kbuild's M=) declaring module_init_exit(1, t_init, t_exit) plus a
@@ -156,8 +156,11 @@ pairs without an entry|module_init_exit(10, t_1_init, t_1_exit);|module_init_exi
 a pair outside its entry's band|module_init_exit(10, t_1_init, t_1_exit);\nmodule_init_exit(1000, t_2_init, t_2_exit);\nmodule_init_exit_entry(t_entry);|is outside the band [0, 500) of its entry t_entry
 an exit-less init before another init|module_init_exit(10, t_1_init, NULL);\nmodule_init_exit(20, t_2_init, t_2_exit);\nmodule_init_exit_entry(t_entry);|t_1_init has no exit and runs before t_2_init
 two entries|module_init_exit(10, t_1_init, t_1_exit);\nmodule_init_exit_entry(t_entry);\nmodule_init_exit_entry(t_other_entry);|two entries, t_
-module_init() beside pairs|module_init_exit(10, t_1_init, t_1_exit);\nmodule_init(t_2_init);\nmodule_init_exit_entry(t_entry);|module_init(t_2_init) beside module_init_exit() pairs
+module_init() beside pairs|module_init_exit(10, t_1_init, t_1_exit);\nmodule_init(t_2_init);\nmodule_init_exit_entry(t_entry);|initcall t_2_init (module_init() or *_initcall()) beside module_init_exit() pairs
+late_initcall() beside pairs|module_init_exit(10, t_1_init, t_1_exit);\nlate_initcall(t_2_init);\nmodule_init_exit_entry(t_entry);|initcall t_2_init (module_init() or *_initcall()) beside module_init_exit() pairs
 module_exit() beside pairs|module_init_exit(10, t_1_init, t_1_exit);\nmodule_exit(t_2_exit);\nmodule_init_exit_entry(t_entry);|module_exit(t_2_exit) beside module_init_exit() pairs
+init_module() by hand beside pairs|module_init_exit(10, t_1_init, t_1_exit);\nint init_module(void) { return 0; }\nmodule_init_exit_entry(t_entry);|init_module() beside module_init_exit() pairs
+cleanup_module() by hand beside pairs|module_init_exit(10, t_1_init, t_1_exit);\nvoid cleanup_module(void) { }\nmodule_init_exit_entry(t_entry);|cleanup_module() beside module_init_exit() pairs
 EOF
 
 # A module without pairs is built as before: module_init() and
@@ -168,8 +171,9 @@ builds_clean "modpost: module_init() and module_exit() without pairs: builds" $?
 # The same rule built in: the object compiled as built-in code (no
 # -DMODULE: Kbuild's flags for a module are emptied for this directory)
 # and handed to modpost as vmlinux.o, as the kernel's link does.  Its
-# module_init() is then an initcall beside the object's entry, which a
-# module would have run inside it: modpost must refuse both alike.
+# module_init() or late_initcall() is then an initcall beside the
+# object's entry, which a module would refuse: modpost must refuse both
+# alike.  The entry's own initcall leaves no record: the first case.
 # builtin_modpost DIR BODY : modpost's output in DIR.log; the status is
 # modpost's, 99 when the object did not compile.
 builtin_modpost() {
@@ -203,6 +207,7 @@ builtin_case() {
 	fi
 }
 builtin_case "pairs and their entry" ok 'module_init_exit(10, t_1_init, t_1_exit);\nmodule_init_exit_entry(t_entry);' ''
-builtin_case "module_init() beside pairs" init 'module_init_exit(10, t_1_init, t_1_exit);\nmodule_init(t_2_init);\nmodule_init_exit_entry(t_entry);' 'module_init(t_2_init) beside module_init_exit() pairs'
+builtin_case "module_init() beside pairs" init 'module_init_exit(10, t_1_init, t_1_exit);\nmodule_init(t_2_init);\nmodule_init_exit_entry(t_entry);' 'initcall t_2_init (module_init() or *_initcall()) beside module_init_exit() pairs'
+builtin_case "late_initcall() beside pairs" late 'module_init_exit(10, t_1_init, t_1_exit);\nlate_initcall(t_2_init);\nmodule_init_exit_entry(t_entry);' 'initcall t_2_init (module_init() or *_initcall()) beside module_init_exit() pairs'
 builtin_case "module_exit() beside pairs" exit 'module_init_exit(10, t_1_init, t_1_exit);\nmodule_exit(t_2_exit);\nmodule_init_exit_entry(t_entry);' 'module_exit(t_2_exit) beside module_init_exit() pairs'
 ktap_finish
