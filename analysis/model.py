@@ -229,7 +229,9 @@ class Event(NamedTuple):
 
 class KernelNotice(NamedTuple):
     """One of the series' kernel messages about built-in objects in dmesg
-    (grammar.DMESG_INITEXIT_RE), or the boot handing over to init.
+    (grammar.DMESG_INITEXIT_RE), the kernel's own ``initcall F blacklisted``
+    (grammar.DMESG_BLACKLISTED_RE: kind ``blacklisted``, no origin or
+    prio), or the boot handing over to init.
 
     ``kind``: ``ordered`` (``value`` pairs in ``ns``), ``skipped`` (after an
     earlier failure), ``blacklisted``, ``failed`` (``value`` is the error;

@@ -18,6 +18,7 @@ from typing import Iterable, Iterator, Optional
 
 from analysis.grammar import (
     CPUS_RE,
+    DMESG_BLACKLISTED_RE,
     DMESG_CALLING_RE,
     DMESG_DEFERRAL_RE,
     DMESG_INITEXIT_RE,
@@ -366,7 +367,8 @@ def _probe_line(lineno: int, raw: str, clock: StampClock, probes: list[ProbeLine
 def parse_dmesg(text: str, source: str = "<text>") -> ParsedInput:
     """Parse a kernel log: initcall_debug's calling/returned lines are
     events, its ``entering initcall level`` lines initcall_level events, the
-    series' ``initexit:`` messages and ``Run /init`` are notices; other
+    series' ``initexit:`` messages, the kernel's ``initcall F blacklisted``
+    and ``Run /init`` are notices; other
     kernel messages are normal and skipped.
 
     Each line's envelope (dmesg's, journalctl's, syslog's: see
@@ -422,6 +424,10 @@ def parse_dmesg(text: str, source: str = "<text>") -> ParsedInput:
         if lv:
             events.append(Event(lineno, clock.start(line), -1, -1, "", EventName.INITCALL_LEVEL,
                                 f"level={lv.group(1)}"))
+            continue
+        b = DMESG_BLACKLISTED_RE.match(msg)
+        if b:
+            notices.append(KernelNotice(lineno, "blacklisted", func=b.group(1), text=raw.rstrip("\r\n")))
     calls = sum(1 for e in events if e.name is EventName.DMESG_RETURNED)
     notes = tuple(n for n in (clock.note(), duration_note(version),
                               probe_note(version, calls, len(probe_lines))) if n)
