@@ -33,8 +33,7 @@ REPO = HERE.parent.parent
 CHECKER = Path(os.environ.get("CHECK_ERROR_PATHS",
                               REPO / "scripts" / "check-error-paths"))
 FIXTURES = HERE / "fixtures"
-# The unpacked 6.12 tree scripts/run keeps (the series does not touch
-# net/atm, so the patched tree serves when the stock one is not there).
+# Where scripts/run keeps its kernel trees.
 _CACHE = Path(os.environ.get("INITEXIT_CACHE") or
               Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "initexit")
 # The managed trees are git repositories whose first commit, tagged
