@@ -24,9 +24,9 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # The good build, the 9 bad ones of the first table, modpost on the good
 # one, the 2 of the second table, and modpost's module_init_exit() rules:
-# one good build, the 9 of the third table, module_init() and
+# one good build, the 11 of the third table, module_init() and
 # module_exit() without pairs, and the four built-in (vmlinux.o) cases.
-ktap_plan 28
+ktap_plan 30
 
 # build DIR INIT-DEFINITION EXIT-DEFINITION : a module in $tmp/DIR (no
 # spaces: kbuild's M=) declaring module_init_exit(1, t_init, t_exit) plus a
@@ -161,6 +161,8 @@ late_initcall() beside pairs|module_init_exit(10, t_1_init, t_1_exit);\nlate_ini
 module_exit() beside pairs|module_init_exit(10, t_1_init, t_1_exit);\nmodule_exit(t_2_exit);\nmodule_init_exit_entry(t_entry);|module_exit(t_2_exit) beside module_init_exit() pairs
 init_module() by hand beside pairs|module_init_exit(10, t_1_init, t_1_exit);\nint init_module(void) { return 0; }\nmodule_init_exit_entry(t_entry);|init_module() beside module_init_exit() pairs
 cleanup_module() by hand beside pairs|module_init_exit(10, t_1_init, t_1_exit);\nvoid cleanup_module(void) { }\nmodule_init_exit_entry(t_entry);|cleanup_module() beside module_init_exit() pairs
+a pair record that is not one (garbage in its section)|module_init_exit(10, t_1_init, t_1_exit);\nmodule_init_exit_entry(t_entry);\nstatic const char t_bad[] __used __aligned(4) __section(".discard.initexit_check") = "not a record";|section .discard.initexit_check is not a sequence of records
+a legacy record of an unknown kind|module_init(t_1_init);\nstatic const char t_bad[] __used __aligned(1) __section(".discard.initexit_legacy") = "q\\\\0origin\\\\0name";|section .discard.initexit_legacy is not a sequence of records
 EOF
 
 # A module without pairs is built as before: module_init() and
