@@ -271,6 +271,17 @@ dynamic debug on for drivers/base/dd.c (kernel_log.probe_note).
 Example: ``probe of serio1 returned 19 after 7197 usecs``
 """
 
+DMESG_TASK_COMM_RE = re.compile(r"\bPID: (\d+) Comm: (\S+)")
+"""A task's pid and name, as dump_stack_print_info() (lib/dump_stack.c)
+prints them at the head of every WARN, BUG, oops and dump_stack():
+``"%sCPU: %d PID: %d Comm: %.20s %s%s %s %.*s"`` (6.6; 6.12 adds ``UID:
+%u`` before ``PID:``).  The only line of a kernel log that names the task
+behind a pid, so CONFIG_PRINTK_CALLER's ``[T45]`` on a probe line can be
+told a kworker (analysis/probes.py); a name with a space is cut at it.
+
+Example: ``CPU: 1 UID: 0 PID: 115 Comm: insmod Tainted: G  R        O       6.12.118+ #1``
+"""
+
 DMESG_DEFERRAL_RE = re.compile(
     r"(\S+) (\S+): (?:(?P<pending>deferred probe pending): |(?P<defer>error -EPROBE_DEFER): "
     r"|(?P<timeout>deferred probe timeout, ignoring dependency)"

@@ -7,7 +7,10 @@ kernel:``), a level (``<7>``, ``kern  :debug :``) and a stamp (the kernel's
 seconds since boot, or a wall clock), each optional.  :func:`split` takes
 the envelope off (the regexes are analysis/grammar.py's KLOG_*) so that
 analysis/parse.py matches the messages alone, and :class:`StampClock` turns
-the stamps of one log into event times.
+the stamps of one log into event times.  CONFIG_PRINTK_CALLER's caller
+after the kernel's stamp (``[    T45]``, ``[    C0]``) is kept as
+:attr:`LogLine.caller`: the task that printed a probe line places it
+(analysis/probes.py).
 
 Which clock a log has is decided once, by its first initcall_debug line:
 
@@ -80,6 +83,10 @@ class LogLine(NamedTuple):
     basis: str = ""
     #: WALL only: the stamp's resolution is whole seconds.
     whole_seconds: bool = False
+    #: CONFIG_PRINTK_CALLER's caller after the kernel's stamp: ``T123``
+    #: (the task with that pid printed the line) or ``C0`` (CPU 0, from
+    #: interrupt context); "" when the line has none.
+    caller: str = ""
 
 
 def _frac_ns(frac: Optional[str]) -> int:
@@ -153,10 +160,12 @@ def split(raw: str) -> LogLine:
     if lv is not None:
         pos = lv.end()
     stamp = ""
+    caller = ""
     st = KLOG_KERNEL_STAMP_RE.match(line, pos)
     if st is not None:
         stamp = "-d" if "<" in st.group(0) else "kernel"
         clock, ns, basis, whole = Clock.KERNEL, _kernel_ns(st["mono"]), "", False
+        caller = st["caller"] or ""
     elif not head:
         st = KLOG_CTIME_STAMP_RE.match(line, pos)
         if st is not None:
@@ -173,7 +182,7 @@ def split(raw: str) -> LogLine:
                     st = None
     if st is not None:
         pos = st.end()
-    return LogLine(line[pos:], clock, ns, form_name(head, level, stamp), basis, whole)
+    return LogLine(line[pos:], clock, ns, form_name(head, level, stamp), basis, whole, caller)
 
 
 def message(raw: str) -> str:

@@ -268,6 +268,16 @@ class ProbeLine(NamedTuple):
     text: str
     #: The line's time is the kernel's own stamp (not rebuilt from durations).
     stamped: bool = True
+    #: CONFIG_PRINTK_CALLER's caller of the line (``T45``: task 45 printed
+    #: it; ``C0``: CPU 0, from interrupt context), "" when the log has none.
+    caller: str = ""
+
+    @property
+    def task(self) -> Optional[int]:
+        """The pid of the task that printed the line, None when the log
+        does not say (no caller, or a CPU's)."""
+        c = self.caller
+        return int(c[1:]) if c[:1] == "T" and c[1:].isdigit() else None
 
 
 class DeferralLine(NamedTuple):
@@ -316,8 +326,12 @@ class Probe(NamedTuple):
     ``start_ns`` is the line's time less the printed duration.  ``call``
     is the start line of the call during which it ran (IN_CALL: the call
     that holds it; DEFERRED: the call that waited for it, as
-    deferred_probe_initcall, if any), None outside every call.
-    ``attempt`` counts the device's probes (1 = its first).
+    deferred_probe_initcall, if any; ASYNC: the call during which another
+    task printed it, when CONFIG_PRINTK_CALLER names the task), None
+    outside every call.  ``attempt`` counts the device's probes (1 = its
+    first).  ``task``: the pid that printed the line (CONFIG_PRINTK_CALLER's
+    ``[Tn]``), None when the log does not say; ``task_name`` its name when
+    the log gives it (a ``PID: n Comm: NAME`` line), else "".
     """
 
     line: int
@@ -331,6 +345,16 @@ class Probe(NamedTuple):
     call_func: str
     attempt: int
     text: str
+    task: Optional[int] = None
+    task_name: str = ""
+
+    @property
+    def task_text(self) -> str:
+        """``task 45 (kworker/u8:2)``, ``task 45``, or "" when the log names
+        no task."""
+        if self.task is None:
+            return ""
+        return f"task {self.task}" + (f" ({self.task_name})" if self.task_name else "")
 
     @property
     def result(self) -> str:
@@ -409,6 +433,9 @@ class ParsedInput:
     #: dmesg: initcall_debug's probe lines, and the deferral messages.
     probe_lines: tuple[ProbeLine, ...] = ()
     deferral_lines: tuple[DeferralLine, ...] = ()
+    #: dmesg: the tasks the log names (grammar.DMESG_TASK_COMM_RE), as
+    #: (line, pid, name), in line order.
+    task_names: tuple[tuple[int, int, str], ...] = ()
 
     @property
     def n_events(self) -> int:

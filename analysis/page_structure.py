@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple, Optional, Sequence
 
 from analysis.model import CallPath, Capture, ExitReason, Probe, ProbeMode, Span, SpanKind, Status
+from analysis.probes import PROBE_LANE_LABELS, lane_label
 
 #: Rows of boxes side by side under one parent (or in one lane) at most.
 MAX_TRACKS = 24
@@ -128,10 +129,12 @@ def lane_key(s: Span, first_start: int) -> LaneKey:
     return LaneKey((0, ev.cpu), f"CPU {ev.cpu}")
 
 
-#: The lanes of the probes no call holds, after every other lane.
+#: The lanes of the probes no call holds, after every other lane (the
+#: labels name the tasks that printed them when the log does:
+#: probes.lane_label).
 PROBE_LANES = {
-    ProbeMode.DEFERRED: LaneKey((3, 0), "deferred probes (kworker)"),
-    ProbeMode.ASYNC: LaneKey((3, 1), "probes outside any call (async)"),
+    ProbeMode.DEFERRED: LaneKey((3, 0), PROBE_LANE_LABELS[ProbeMode.DEFERRED]),
+    ProbeMode.ASYNC: LaneKey((3, 1), PROBE_LANE_LABELS[ProbeMode.ASYNC]),
 }
 
 
@@ -409,6 +412,7 @@ def _probe_protos(cap: Capture, drawn: Sequence[int], by_call: dict[int, _Proto]
     spans = cap.spans
     call_at = {spans[i].start.line: by_call[i] for i in drawn if i in by_call}
     out: list[_Proto] = []
+    laned: dict[ProbeMode, list[tuple[_Proto, Probe]]] = {}
     for k, pr in enumerate(cap.probes):
         a, b = pr.start_ns - t0, pr.end_ns - t0
         holder = call_at.get(pr.call) if pr.mode is ProbeMode.IN_CALL and pr.call is not None \
@@ -423,8 +427,13 @@ def _probe_protos(cap: Capture, drawn: Sequence[int], by_call: dict[int, _Proto]
             p.parent = holder
             holder.children.append(p)
         else:
-            p.lane_key = PROBE_LANES.get(pr.mode, PROBE_LANES[ProbeMode.ASYNC])
+            mode = pr.mode if pr.mode in PROBE_LANES else ProbeMode.ASYNC
+            laned.setdefault(mode, []).append((p, pr))
         out.append(p)
+    for mode, members in laned.items():
+        key = LaneKey(PROBE_LANES[mode].order, lane_label(mode, (pr for _p, pr in members)))
+        for p, _pr in members:
+            p.lane_key = key
     return out
 
 

@@ -27,6 +27,7 @@ from analysis.grammar import (
     DMESG_PROBE_RE,
     DMESG_RETURNED_RE,
     DMESG_RUN_INIT_RE,
+    DMESG_TASK_COMM_RE,
     DROPPED_RE,
     EVENT_NAMES,
     FAST_LINE_RE,
@@ -351,7 +352,7 @@ def _probe_line(lineno: int, raw: str, clock: StampClock, probes: list[ProbeLine
     if m is not None:
         dev, ret, usecs = m.group(1), int(m.group(2)), int(m.group(3))
         end = line.ns if stamped and line.ns is not None else clock.now + usecs * 1000
-        probes.append(ProbeLine(lineno, end, dev, ret, usecs, text, stamped))
+        probes.append(ProbeLine(lineno, end, dev, ret, usecs, text, stamped, line.caller))
         return True
     d = DMESG_DEFERRAL_RE.match(msg)
     if d is not None:
@@ -383,6 +384,7 @@ def parse_dmesg(text: str, source: str = "<text>") -> ParsedInput:
     notices: list[KernelNotice] = []
     probe_lines: list[ProbeLine] = []
     deferral_lines: list[DeferralLine] = []
+    task_names: list[tuple[int, int, str]] = []
     clock = StampClock()
     version: Optional[tuple[int, int]] = None
     n_lines = len(lines)
@@ -396,6 +398,11 @@ def parse_dmesg(text: str, source: str = "<text>") -> ParsedInput:
             v = DMESG_LINUX_VERSION_RE.search(raw)
             if v is not None:
                 version = (int(v.group(1)), int(v.group(2)))
+        if " Comm: " in raw:
+            t = DMESG_TASK_COMM_RE.search(raw)
+            if t is not None:
+                task_names.append((lineno, int(t.group(1)), t.group(2)))
+                continue
         if ("probe" in raw and ("probe of " in raw or "EPROBE_DEFER" in raw or "deferred probe " in raw)
                 or "ignoring dependency for device" in raw):
             if _probe_line(lineno, raw, clock, probe_lines, deferral_lines):
@@ -444,6 +451,7 @@ def parse_dmesg(text: str, source: str = "<text>") -> ParsedInput:
         notes=notes,
         probe_lines=tuple(probe_lines),
         deferral_lines=tuple(deferral_lines),
+        task_names=tuple(task_names),
     )
 
 

@@ -18,9 +18,20 @@ where its line is:
   PROBE_PREFER_ASYNCHRONOUS, ``driver_async_probe=``), a bus's own thread
   (serio's), a probe after the boot that no call started.
 
-What a log cannot tell: an asynchronous probe that ran entirely inside
-some other call's time and printed before that call's end is drawn in
-that call (dmesg names no task; a kernel with CONFIG_PRINTK_CALLER would).
+With CONFIG_PRINTK_CALLER each line names the task that printed it
+(``[    T45]`` after the stamp; ``[    C0]`` from interrupt context) and
+each ``calling ... @ PID`` line the task that runs the call: a probe line
+printed by another task than a call's is not in that call (the innermost
+enclosing call of its own task holds it, if any), so an asynchronous
+probe that printed during a call (a kworker's, serio's) is on the async
+lane, ``during`` that call, and the lanes name the tasks
+(:func:`lane_label`; with the task's name when a ``PID: N Comm: NAME``
+line of the log gives it).  A line with no caller or a CPU's is placed
+as below.
+
+What a log without callers cannot tell: an asynchronous probe that ran
+entirely inside some other call's time and printed before that call's
+end is drawn in that call (:func:`placement_note` says so).
 
 A 6.12 trace records no probe: there is no probe trace event (drivers/
 base's only one, devres_log, logs each managed resource by device name:
@@ -40,7 +51,7 @@ device.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Iterable, Optional, Sequence
 
 from analysis.model import (
     Capture,
@@ -72,10 +83,14 @@ def build_probes(parsed: ParsedInput, spans: Sequence[Span]) -> tuple[Probe, ...
     seen: dict[str, int] = {}
     deferred: set[str] = set()
     out: list[Probe] = []
+    names = _task_names(parsed.task_names)
     for pl in parsed.probe_lines:
         dur = pl.usecs * 1000
         start = pl.end_ns - dur
+        task = pl.task
         holder: Optional[Span] = None
+        # The innermost call another task ran while this one printed.
+        during: Optional[Span] = None
         # Innermost first: the call that began last before the line.
         for s in reversed(calls):
             if s.start.line > pl.line:
@@ -84,13 +99,17 @@ def build_probes(parsed: ParsedInput, spans: Sequence[Span]) -> tuple[Probe, ...
             assert fin is not None
             if fin.line < pl.line:
                 continue
+            if task is not None and s.start.pid != task:
+                during = during or s
+                continue  # CONFIG_PRINTK_CALLER: printed by another task
             if pl.stamped and start < s.start_ns - TOLERANCE_NS:
                 continue  # began before the call: another task's
             holder = s
             break
         attempt = seen.get(pl.device, 0) + 1
         seen[pl.device] = attempt
-        func = bare_func(holder.func) if holder is not None else ""
+        where = holder or during
+        func = bare_func(where.func) if where is not None else ""
         if pl.device in deferred or func == DEFERRED_PROBE_INITCALL:
             mode = ProbeMode.DEFERRED
         elif holder is not None:
@@ -98,11 +117,69 @@ def build_probes(parsed: ParsedInput, spans: Sequence[Span]) -> tuple[Probe, ...
         else:
             mode = ProbeMode.ASYNC
         p = Probe(pl.line, pl.device, pl.ret, dur, start, pl.end_ns, mode,
-                  holder.start.line if holder is not None else None, func, attempt, pl.text)
+                  where.start.line if where is not None else None, func, attempt, pl.text,
+                  task, _name_at(names, task, pl.line))
         if p.deferred:
             deferred.add(pl.device)
         out.append(p)
     return tuple(out)
+
+
+def _task_names(lines: Sequence[tuple[int, int, str]]) -> dict[int, list[tuple[int, str]]]:
+    """pid -> (line, name) in line order."""
+    out: dict[int, list[tuple[int, str]]] = {}
+    for line, pid, name in lines:
+        out.setdefault(pid, []).append((line, name))
+    return out
+
+
+def _name_at(names: dict[int, list[tuple[int, str]]], task: Optional[int], line: int) -> str:
+    """The name the log gives ``task`` nearest before ``line`` (a pid can
+    be reused), else its first after; "" when none."""
+    seen = names.get(task) if task is not None else None
+    if not seen:
+        return ""
+    before = [n for ln, n in seen if ln < line]
+    return before[-1] if before else seen[0][1]
+
+
+#: The lanes of the probes no call holds (page, SVG, Chrome JSON).
+PROBE_LANE_LABELS = {
+    ProbeMode.DEFERRED: "deferred probes (kworker)",
+    ProbeMode.ASYNC: "probes outside any call (async)",
+}
+
+#: How many tasks a lane's label names.
+LANE_TASKS = 3
+
+
+def lane_label(mode: ProbeMode, probes: Iterable[Probe]) -> str:
+    """The label of ``mode``'s lane holding ``probes``: with the tasks that
+    printed them when the log names them (CONFIG_PRINTK_CALLER), e.g.
+    ``probes outside any call (async), printed by task 45 (kworker/0:2)``."""
+    base = PROBE_LANE_LABELS.get(mode, PROBE_LANE_LABELS[ProbeMode.ASYNC])
+    tasks = list(dict.fromkeys(p.task_text for p in probes if p.task is not None))
+    if not tasks:
+        return base
+    more = len(tasks) - LANE_TASKS
+    return (f"{base}, printed by {', '.join(tasks[:LANE_TASKS])}"
+            + (f" and {more} more" if more > 0 else ""))
+
+
+def placement_note(cap: Capture) -> str:
+    """How the probes were placed: by the tasks the log names, or by the
+    lines' places and times alone ("" without probes)."""
+    ps = cap.probes
+    if not ps:
+        return ""
+    if any(p.task is not None for p in ps):
+        n = sum(1 for p in ps if p.mode is ProbeMode.ASYNC and p.call is not None)
+        return ("the probe lines name the task that printed them (CONFIG_PRINTK_CALLER): "
+                "a probe another task printed during a call is not in that call but on "
+                f"the async lane ({n} here); lines without a task are placed by their time")
+    return ("the log names no task (no CONFIG_PRINTK_CALLER): each probe is placed by where "
+            "its line is and its time, so an asynchronous probe that ran and printed during "
+            "a call is drawn in that call")
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from analysis.model import CallPath, Capture, ProbeMode, Span, Verdict
+from analysis.model import CallPath, Capture, Probe, ProbeMode, Span, Verdict
+from analysis.probes import PROBE_LANE_LABELS, lane_label
 
 
 def _us(ns: int) -> float:
@@ -70,16 +71,26 @@ def chrome_trace(v: Verdict) -> dict[str, Any]:
     # Probes (a kernel log's): one in a call on its call's thread, inside
     # it; the deferred and the async ones on threads of their own.
     by_line = {s.start.line: s for s in cap.spans}
-    lanes = {ProbeMode.DEFERRED: (1, "deferred probes (kworker)"),
-             ProbeMode.ASYNC: (2, "probes outside any call (async)")}
-    for p in cap.probes:
+    nested = [p.mode is ProbeMode.IN_CALL and p.call is not None and p.call in by_line
+              for p in cap.probes]
+    # The lanes' threads, named as the page's (with the tasks that printed them).
+    laned: dict[ProbeMode, list[Probe]] = {}
+    for p, inside in zip(cap.probes, nested):
+        if not inside:
+            laned.setdefault(p.mode if p.mode in PROBE_LANE_LABELS else ProbeMode.ASYNC, []).append(p)
+    lanes = {ProbeMode.DEFERRED: (1, lane_label(ProbeMode.DEFERRED, laned.get(ProbeMode.DEFERRED, ()))),
+             ProbeMode.ASYNC: (2, lane_label(ProbeMode.ASYNC, laned.get(ProbeMode.ASYNC, ())))}
+    for p, inside in zip(cap.probes, nested):
         holder = by_line.get(p.call) if p.call is not None else None
-        args = {"device": p.device, "ret": p.ret, "result": p.result, "mode": p.mode.value,
-                "attempt": p.attempt, "line": p.line, "duration_ns": p.duration_ns}
+        args: dict[str, Any] = {"device": p.device, "ret": p.ret, "result": p.result,
+                                "mode": p.mode.value, "attempt": p.attempt, "line": p.line,
+                                "duration_ns": p.duration_ns}
         if p.call_func:
             args["during"] = p.call_func
+        if p.task is not None:
+            args["task"] = p.task_text
         start, end = p.start_ns, p.end_ns
-        if p.mode is ProbeMode.IN_CALL and holder is not None:
+        if inside and holder is not None:
             pid, tid = pid_of(holder), holder.start.pid
             # Inside the call, whatever the clocks' rounding.
             start = max(start, holder.start_ns)

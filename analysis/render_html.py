@@ -55,7 +55,7 @@ from analysis.page_structure import (
     colour_key,
     section_key,
 )
-from analysis.probes import deferred_devices, probe_counts
+from analysis.probes import deferred_devices, placement_note, probe_counts
 
 #: Calls drawn as one element each at most; past it the rest only count in
 #: the overview (20000 SVG rects still pan smoothly in Chromium).
@@ -190,8 +190,10 @@ var S = 0, E = 1, DUR = 2, BOX = 3, COL = 4, FN = 5, ORI = 6, PRIO = 7, BAND = 8
 var BS = 0, BE = 1, BLANE = 2, BROW = 3, BROWS = 4, BKIND = 5, BCALL = 6, BPAR = 7, BLBL = 8,
     BSTY = 9, BPROBE = 10;
 // A device probe: device, ret, result, where it ran, the call it ran
-// during, attempt, line, duration, the log line.
-var PDEV = 0, PRET = 1, PRES = 2, PMODE = 3, PCALL = 4, PATT = 5, PLINE = 6, PDUR = 7, PTEXT = 8;
+// during, attempt, line, duration, the log line, the task that printed
+// it ("" when the log names none).
+var PDEV = 0, PRET = 1, PRES = 2, PMODE = 3, PCALL = 4, PATT = 5, PLINE = 6, PDUR = 7, PTEXT = 8,
+    PTASK = 9;
 var NS = "http://www.w3.org/2000/svg";
 var ROW_H = D.geometry.row, LANE_H = D.geometry.lane_head;
 var BAND_H = 16, AXIS_H = 22, MIN_SPAN = 200, MAX_LABELS = 400;
@@ -507,8 +509,8 @@ function showProbe(b) {
   var l = hel("code", "probe " + p[PDEV]); l.id = "detail-func";
   row("device probe", l);
   row("result", p[PRES] + ", returned " + p[PRET] + (p[PATT] > 1 ? " (attempt " + p[PATT] + ")" : ""));
-  row("ran", p[PMODE] === "in-call" ? "in " + p[PCALL] + " (synchronous)" :
-      p[PMODE] + (p[PCALL] ? ", during " + p[PCALL] : ""));
+  row("ran", (p[PMODE] === "in-call" ? "in " + p[PCALL] + " (synchronous)" :
+      p[PMODE] + (p[PCALL] ? ", during " + p[PCALL] : "")) + (p[PTASK] ? ", " + p[PTASK] : ""));
   row("start", fmtAbs(g[BS]) + " s");
   row("duration", fmtDur(p[PDUR]));
   row("capture line", p[PLINE] + ": " + p[PTEXT]);
@@ -1085,11 +1087,14 @@ def _probes_section(cap: Capture, top: int = 10) -> list[str]:
            f'{c["probes_in_call"]} in a call, {c["probes_deferred_lane"]} deferred, '
            f'{c["probes_async"]} outside any call; {c["probes_returned_defer"]} returned '
            f'-EPROBE_DEFER, {c["probes_failed"]} failed.</p>',
+           f'<p id="probe-placement">Placement: {_esc(placement_note(cap))}.</p>',
            '<table id="slowest-probes"><tr><th>duration</th><th>device</th><th>result</th>'
            "<th>ran</th><th>line</th></tr>"]
     for p in heapq.nlargest(top, cap.probes, key=lambda p: p.duration_ns):
         ran = f"in {p.call_func}" if p.mode.value == "in-call" else (
             p.mode.value + (f", during {p.call_func}" if p.call_func else ""))
+        if p.task is not None:
+            ran += f", {p.task_text}"
         out.append(f"<tr><td>{_esc(format_duration(p.duration_ns))}</td>"
                    f"<td><code>{_esc(p.device)}</code></td><td>{_esc(p.result)} ({p.ret})</td>"
                    f"<td>{_esc(ran)}</td><td>{p.line}</td></tr>")
@@ -1245,7 +1250,7 @@ def _render(v: Verdict, slowest: int, name: str) -> str:
         "calls": [d.call_record(cap, i) for i in d.drawn],
         **structure_data(d.structure, d.slot),
         "probes": [[pr.device, pr.ret, pr.result, pr.mode.value, pr.call_func, pr.attempt, pr.line,
-                    pr.duration_ns, pr.text.strip()] for pr in cap.probes],
+                    pr.duration_ns, pr.text.strip(), pr.task_text] for pr in cap.probes],
         "cut": d.cut,
         "cut_label": (f"from here on only selected calls are drawn "
                       f"({d.total - len(d.drawn)} not drawn)" if d.cut is not None else ""),

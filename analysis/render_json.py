@@ -116,6 +116,8 @@ def _probe_dict(pr: Probe) -> dict[str, Any]:
         "call": pr.call_func or None,
         "attempt": pr.attempt,
         "line": pr.line,
+        "task": pr.task,
+        "task_name": pr.task_name or None,
     }
 
 

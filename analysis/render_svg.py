@@ -82,6 +82,8 @@ def _box_title(d: PageData, v: Verdict, b: Box) -> str:
         pr = v.capture.probes[b.probe]
         where = f"in {pr.call_func}" if pr.mode.value == "in-call" else (
             f"{pr.mode.value}" + (f", during {pr.call_func}" if pr.call_func else ""))
+        if pr.task is not None:
+            where += f", {pr.task_text}"
         return (f"probe of {pr.device} returned {pr.ret} ({pr.result}) after "
                 f"{format_duration(pr.duration_ns)}, {where}, line {pr.line}")
     what = "do_one_initcall " if b.kind is BoxKind.INNER else ""

@@ -17,7 +17,7 @@ from analysis.model import (
     format_duration,
     format_ns,
 )
-from analysis.probes import deferred_devices, probe_counts
+from analysis.probes import deferred_devices, placement_note, probe_counts
 
 _DURATION = attrgetter("duration_ns")
 _RESET = "\033[0m"
@@ -72,6 +72,8 @@ def _probe_row(p: Probe, paint: Painter) -> str:
              ProbeMode.ASYNC: "async lane"}[p.mode]
     if p.mode is not ProbeMode.IN_CALL and p.call_func:
         where += f", during {p.call_func}"
+    if p.mode is not ProbeMode.IN_CALL and p.task is not None:
+        where += f", {p.task_text}"
     name = f"  probe {p.device}"
     name = name if len(name) <= 34 else name[:31] + "..."
     return (f"{format_ns(p.start_ns)[:-3]:>14} {format_duration(p.duration_ns):>10}  "
@@ -112,7 +114,8 @@ def render_probes(cap: Capture, n: int, paint: Painter) -> list[str]:
     out = [paint(f"Probes: {c['probes']} ({c['probes_in_call']} in a call, "
                  f"{c['probes_deferred_lane']} deferred, {c['probes_async']} async; "
                  f"{c['probes_returned_defer']} returned -EPROBE_DEFER, "
-                 f"{c['probes_failed']} failed)", "bold")]
+                 f"{c['probes_failed']} failed)", "bold"),
+           paint(f"  Placement: {placement_note(cap)}.", "dim")]
     top = heapq.nlargest(n, ps, key=_DURATION)
     out += [_probe_row(p, paint) for p in top]
     devs = deferred_devices(cap)

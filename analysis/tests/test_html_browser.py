@@ -716,3 +716,32 @@ def test_probes_drawn_in_their_calls_and_lanes(browser: Browser, tmp_path: Any) 
     lit = sorted(p for b, p in prs if "dim" not in now[b]["cls"])
     assert lit == [k for k, pr in enumerate(probes) if pr.device == "initexit-probe-consumer"]
     assert browser.errors() == []
+
+
+CALLER_PAGE = os.path.join(HERE, "fixtures", "probes", "patched-boot-caller.dmesg")
+
+
+def test_a_probe_another_task_printed_is_drawn_on_the_async_lane(browser: Browser, tmp_path: Any) -> None:
+    """The capture with caller ids (fixtures/probes/patched-boot-caller.dmesg,
+    derived): serio1's first probe, printed by task 45 during slab_late_init,
+    is drawn in the async lane, whose label names the task, not inside the
+    call's box; a click says where it ran and which task printed it."""
+    with open(CALLER_PAGE, encoding="utf-8") as f:
+        v = verdict_of(f.read(), "patched-boot-caller.dmesg")
+    k = next(k for k, p in enumerate(v.capture.probes)
+             if "probe of serio1 returned 19 after 5115 usecs" in p.text)
+    browser.open(write_page(str(tmp_path), "caller", v), "view=0.7895,0.8030")
+    boxes = {b["b"]: b for b in browser.js(BOXES_JS)}
+    (b,) = browser.js(f"Array.from(document.querySelectorAll('#tl-svg rect.probe[data-probe=\"{k}\"]'))"
+                      ".map(function (r) { return +r.getAttribute('data-b'); })")
+    box = boxes[b]
+    lanes = [ln["name"] for ln in browser.js(LANES_JS)]
+    assert box["shown"] and box["parent"] == -1
+    assert lanes[box["lane"]] == "probes outside any call (async), printed by task 45"
+    names = call_names(browser)
+    slab = next(c for c in boxes.values() if c["call"] >= 0 and names[c["call"]].startswith("slab_late_init"))
+    assert slab["lane"] != box["lane"]
+    browser.click(*browser.centre_of(f"#tl-svg rect[data-b=\"{b}\"]"))
+    detail = browser.js("document.getElementById('detail').textContent")
+    assert "probe serio1" in detail and "async, during slab_late_init, task 45" in detail
+    assert browser.errors() == []

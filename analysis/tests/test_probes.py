@@ -14,7 +14,7 @@ import pytest
 from analysis.build import build_capture
 from analysis.checks import run_checks
 from analysis.diff import diff_captures, diff_text
-from analysis.model import Capture, ProbeMode
+from analysis.model import Capture, Probe, ProbeMode
 from analysis.page_structure import BoxKind, build_structure
 from analysis.parse import parse_text
 from analysis.probes import deferred_devices
@@ -28,6 +28,15 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PROBES = os.path.join(HERE, "fixtures", "probes")
 DEFER = os.path.join(PROBES, "defer-boot.dmesg")
 BOOT = os.path.join(HERE, "fixtures", "captured", "patched-boot.dmesg")
+#: BOOT with CONFIG_PRINTK_CALLER's caller ids added (derived, not
+#: captured: make_caller_fixture.py); serio's probes by a kworker, "T45".
+CALLER = os.path.join(PROBES, "patched-boot-caller.dmesg")
+#: dmesg's ``[    T45] `` after the stamp.
+CALLER_ID = re.compile(r"(?<=\]) \[ *[TC]\d+\]")
+#: serio1's first probe line: printed by serio's kworker during slab_late_init.
+SERIO1_FIRST = "probe of serio1 returned 19 after 5115 usecs"
+#: A dump_stack() head naming task 45 (added by the tests that want a name).
+KWORKER_HEAD = "[    0.791000] [   T45] CPU: 0 UID: 0 PID: 45 Comm: kworker/0:2 Not tainted 6.12.118+ #1\n"
 
 #: The kernel's line, read here on its own (not with the analysis's grammar):
 #: ``[   33.892633] probe of initexit-probe-consumer returned 0 after 7205 usecs``.
@@ -241,7 +250,7 @@ def test_page_lists_probes_and_deferral_causes_without_script(defer: Capture) ->
         "initexit-probe-consumer: waiting for initexit-probe-supplier" in section
 
 
-@pytest.mark.parametrize("path", [DEFER, BOOT], ids=["defer-boot", "patched-boot"])
+@pytest.mark.parametrize("path", [DEFER, BOOT, CALLER], ids=["defer-boot", "patched-boot", "caller"])
 def test_the_command_line_places_probes_as_the_model_does(path: str, tmp_path: Any) -> None:
     """`check` (a streaming pass that keeps only the boot's calls) and
     `report` count and place the probes as the whole model does: a probe
@@ -260,3 +269,128 @@ def test_the_command_line_places_probes_as_the_model_does(path: str, tmp_path: A
         probes = json.load(f)["probes"]
     assert [(p["line"], p["mode"], p["call"]) for p in probes] == \
         [(p.line, p.mode.value, p.call_func or None) for p in cap.probes]
+
+
+# -- CONFIG_PRINTK_CALLER: the task that printed a probe line -------------------
+
+
+def _placement(cap: Capture) -> list[tuple[int, str, ProbeMode, Any, str]]:
+    return [(p.line, p.device, p.mode, p.call, p.call_func) for p in cap.probes]
+
+
+def _one(cap: Capture, text: str) -> Probe:
+    (p,) = [p for p in cap.probes if text in p.text]
+    return p
+
+
+def test_caller_fixture_is_the_real_capture_with_caller_ids() -> None:
+    """The fixture is what make_caller_fixture.py writes from the real
+    capture, and without its caller ids it is that capture."""
+    from analysis.tests.make_caller_fixture import with_callers
+    text, boot = _text(CALLER), _text(BOOT)
+    assert text == with_callers(boot)
+    assert CALLER_ID.sub("", text) == boot
+    assert len(CALLER_ID.findall(text)) == len(boot.splitlines())
+
+
+def test_a_probe_another_task_printed_during_a_call_is_on_the_async_lane() -> None:
+    """serio1's first probe printed during slab_late_init (pid 1's) by
+    task 45: by time alone it is in that call; by its task, on the async
+    lane, during that call; the counts follow."""
+    boot, cap = _capture(_text(BOOT)), _capture(_text(CALLER))
+    before, p = _one(boot, SERIO1_FIRST), _one(cap, SERIO1_FIRST)
+    assert (before.mode, before.call_func, before.task) == (ProbeMode.IN_CALL, "slab_late_init", None)
+    assert (p.mode, p.call_func, p.task, p.task_text) == \
+        (ProbeMode.ASYNC, "slab_late_init", 45, "task 45")
+    # serio's other probes (async by time already) say the same.
+    assert [(q.mode, q.task) for q in cap.probes if q.device.startswith("serio")] == \
+        [(ProbeMode.ASYNC, 45)] * 3
+    want, got = run_checks(boot).counts, verdict_dict(run_checks(cap))["counts"]
+    assert (got["probes_in_call"], got["probes_async"]) == \
+        (want["probes_in_call"] - 1, want["probes_async"] + 1) == (16, 3)
+
+
+def test_a_probe_its_calls_task_printed_stays_in_the_call() -> None:
+    """Every probe pid 1 printed inside pid 1's call stays there (i8042's
+    in i8042_init); a module init run by pid 508 holds a probe task 508
+    printed, not one task 1 printed."""
+    boot, cap = _capture(_text(BOOT)), _capture(_text(CALLER))
+    same = [(a, b) for a, b in zip(_placement(boot), _placement(cap)) if "serio" not in a[1]]
+    assert len(same) == 16 and all(a == b for a, b in same)
+    i8042 = _one(cap, "probe of i8042 ")
+    assert (i8042.mode, i8042.call_func, i8042.task) == (ProbeMode.IN_CALL, "i8042_init", 1)
+    raid = "[   15.178796] [  T508] raid6: using intx1 recovery algorithm\n"
+    for caller, mode, func in (("T508", ProbeMode.IN_CALL, "init_module"),
+                               ("T1", ProbeMode.ASYNC, "init_module")):
+        line = f"[   15.178790] [{caller:>6}] probe of raid-dev returned 0 after 100 usecs\n"
+        p = _one(_capture(_text(CALLER).replace(raid, line + raid)), "raid-dev")
+        assert (p.mode, p.call_func) == (mode, func), caller
+
+
+def test_without_caller_ids_probes_are_placed_by_time() -> None:
+    """No caller ids (the capture, or the fixture with them taken off), or a
+    CPU's (interrupt context): the placement is the time's, as before,
+    and the page and the text say the log names no task."""
+    boot = _capture(_text(BOOT))
+    bare = _capture(CALLER_ID.sub("", _text(CALLER)))
+    assert _placement(bare) == _placement(boot)
+    assert all(p.task is None for p in boot.probes + bare.probes)
+    cpu = _capture(_text(CALLER).replace(f"[   T45] {SERIO1_FIRST}", f"[    C0] {SERIO1_FIRST}"))
+    p = _one(cpu, SERIO1_FIRST)
+    assert (p.mode, p.call_func, p.task) == (ProbeMode.IN_CALL, "slab_late_init", None)
+    v = run_checks(boot)
+    html = render_html(v)
+    placement = html[html.index('<p id="probe-placement">'):]
+    assert placement.startswith('<p id="probe-placement">Placement: the log names no task '
+                                "(no CONFIG_PRINTK_CALLER)")
+    assert "Placement: the log names no task" in render_text(v)
+    ends = [s.end_ns if s.end_ns is not None else boot.parsed.end_ns for s in boot.spans]
+    st = build_structure(boot, range(len(boot.spans)), ends, 0)
+    assert "probes outside any call (async)" in [lane.label for lane in st.lanes]
+
+
+@pytest.mark.parametrize("named", [False, True], ids=["pid only", "named by the log"])
+def test_every_render_shows_the_probe_another_task_printed(named: bool) -> None:
+    """The page's data and structure, the SVG, Chrome JSON, the timeline
+    JSON and the text: serio1's first probe on the async lane, not inside
+    slab_late_init, and the lane names the task: ``task 45``, or its name
+    when a dump_stack() head in the log gives it."""
+    text = _text(CALLER)
+    if named:
+        text = text.replace("[    0.791510] [   T45] input: AT", KWORKER_HEAD + "[    0.791510] [   T45] input: AT")
+    task = "task 45 (kworker/0:2)" if named else "task 45"
+    lane = f"probes outside any call (async), printed by {task}"
+    cap = _capture(text)
+    v = run_checks(cap)
+    k = next(k for k, p in enumerate(cap.probes) if SERIO1_FIRST in p.text)
+    # The page's structure: a root box in the async lane, labelled with the task.
+    ends = [s.end_ns if s.end_ns is not None else cap.parsed.end_ns for s in cap.spans]
+    st = build_structure(cap, range(len(cap.spans)), ends, 0)
+    b = st.boxes[st.box_of_probe[k]]
+    assert b.parent == -1 and st.lanes[b.lane].label == lane
+    # The page's data: the probe's record and the lane.
+    html = render_html(v)
+    found = re.search(r'id="initexit-data">(.*?)</script>', html, re.S)
+    assert found is not None
+    data = json.loads(found.group(1))
+    assert data["probes"][k][3:5] == ["async", "slab_late_init"] and data["probes"][k][9] == task
+    assert lane in json.dumps(data["lanes"])
+    assert "a probe another task printed during a call is not in that call but on the async " \
+        "lane (2 here)" in html
+    # The SVG: the lane's label, the box's title; no serio1 box in slab_late_init's.
+    svg = render_svg(v)
+    assert f">{lane}</text>" in svg
+    assert f"probe of serio1 returned 19 (no match) after 5115.0 us, async, during " \
+        f"slab_late_init, {task}, line {cap.probes[k].line}" in svg
+    # Chrome: on the probes process's async thread, named with the task.
+    events = chrome_trace(v)["traceEvents"]
+    (e,) = [e for e in events if e.get("cat") == "probe" and e["args"]["line"] == cap.probes[k].line]
+    assert e["args"]["mode"] == "async" and e["args"]["task"] == task
+    procs = {m["args"]["name"]: m["pid"] for m in events if m.get("name") == "process_name"}
+    threads = {(m["pid"], m["tid"]): m["args"]["name"] for m in events if m.get("name") == "thread_name"}
+    assert e["pid"] == procs["probes"] and threads[(e["pid"], e["tid"])] == lane
+    # The timeline JSON and the text.
+    tj = timeline_dict(cap)["probes"][k]
+    assert (tj["mode"], tj["call"], tj["task"], tj["task_name"]) == \
+        ("async", "slab_late_init", 45, "kworker/0:2" if named else None)
+    assert f"async lane, during slab_late_init, {task}" in render_text(v)
