@@ -56,11 +56,13 @@ qemu_cmd() {
 QEMU_EXTRA=()
 
 # host_root_share : QEMU_EXTRA for --rootfs host. The host's / read-only
-# (readonly=on: QEMU refuses every write the guest asks for), with the
+# (readonly=on: QEMU refuses every write the guest asks for; multidevs=remap:
+# the host's / spans several file systems, whose inode numbers would
+# collide in the guest), with the
 # host's owners and modes as they are (security_model=none), under the
 # mount tag the guest's init mounts (initramfs/init, host_root).
 host_root_share() {
-	QEMU_EXTRA=(-fsdev "local,id=hostroot,path=/,security_model=none,readonly=on"
+	QEMU_EXTRA=(-fsdev "local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap"
 		-device "virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot")
 }
 
