@@ -45,9 +45,25 @@ qemu_cmd() {
 		-accel "$accel" "${clock[@]}" -m "$GUEST_MEM" -smp "$GUEST_SMP"
 		-kernel "$kernel" -append "$append")
 	[ -z "$initrd" ] || QEMU_CMD+=(-initrd "$initrd")
+	QEMU_CMD+=("${QEMU_EXTRA[@]}")
 	[ -z "$disk" ] || QEMU_CMD+=(
 		-drive "file=$disk,format=raw,if=none,id=results"
 		-device "virtio-blk-pci,drive=results,serial=initexit-results")
+}
+
+# More QEMU arguments for the guest's boot (scripts/run --rootfs host: the
+# host's / shared read-only over 9p); the KVM probe boots without them.
+QEMU_EXTRA=()
+
+# host_root_share : QEMU_EXTRA for --rootfs host. The host's / read-only
+# (readonly=on: QEMU refuses every write the guest asks for; multidevs=remap:
+# the host's / spans several file systems, whose inode numbers would
+# collide in the guest), with the
+# host's owners and modes as they are (security_model=none), under the
+# mount tag the guest's init mounts (initramfs/init, host_root).
+host_root_share() {
+	QEMU_EXTRA=(-fsdev "local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap"
+		-device "virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot")
 }
 
 qemu_version() { qemu-system-x86_64 --version | sed -n '1s/^QEMU emulator version //p'; }

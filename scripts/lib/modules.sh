@@ -96,19 +96,28 @@ build_modules() {
 # (initramfs/build --kselftest) and run by initramfs/ktap-runner.sh.
 KSELFTEST_TARGETS=module/initexit
 
-# kselftests DEST : `make install` of $KSELFTEST_TARGETS of $KERNEL_TREE's
-# tools/testing/selftests into DEST (the helper programs built with the
-# host's gcc, as kselftest does); nothing, and DEST absent, for a tree
-# without them (the stock kernel).
+# kselftests DEST [required] : `make install` of the targets
+# $KSELFTEST_TARGETS lists of $KERNEL_TREE's tools/testing/selftests into
+# DEST (the helper programs built with the host's gcc, as kselftest does);
+# a target the tree lacks is left out (the stock kernel has no
+# module/initexit), or with "required" (scripts/run --kselftest) stops the
+# run; nothing, and DEST absent, when none is left.
 kselftests() {
-	local dest=$1 sel=$KERNEL_TREE/tools/testing/selftests
+	local dest=$1 required=${2:-} sel=$KERNEL_TREE/tools/testing/selftests t
+	local -a targets=()
 	rm -rf "$dest"
-	if [ ! -f "$sel/$KSELFTEST_TARGETS/Makefile" ]; then
-		log "no kselftest $KSELFTEST_TARGETS in $KERNEL_TREE: none in the guest"
-		return 0
+	for t in $KSELFTEST_TARGETS; do
+		if [ -f "$sel/$t/Makefile" ]; then
+			targets+=("$t")
+		elif [ -n "$required" ]; then
+			die "--kselftest: no target $t in $sel (a folder with a Makefile there: ls $sel)"
+		else
+			log "no kselftest $t in $KERNEL_TREE: not in the guest"
+		fi
+	done
+	[ "${#targets[@]}" -gt 0 ] || return 0
+	if ! run_cmd make -s -C "$sel" TARGETS="${targets[*]}" install INSTALL_PATH="$dest" >&2; then
+		die "installing the kselftest ${targets[*]} of $KERNEL_TREE failed (see above)"
 	fi
-	if ! run_cmd make -s -C "$sel" TARGETS="$KSELFTEST_TARGETS" install INSTALL_PATH="$dest" >&2; then
-		die "installing the kselftest $KSELFTEST_TARGETS of $KERNEL_TREE failed (see above)"
-	fi
-	log "kselftest $KSELFTEST_TARGETS: $(grep -c . "$dest/kselftest-list.txt" 2>/dev/null || echo 0) test(s) -> $dest"
+	log "kselftest ${targets[*]}: $(grep -c . "$dest/kselftest-list.txt" 2>/dev/null || echo 0) test(s) -> $dest"
 }

@@ -13,7 +13,12 @@ bash_files=(scripts/run scripts/test scripts/regen-patches scripts/bench scripts
 sh_files=(initramfs/init initramfs/*.sh .ci/run tests/lib/ktap.sh)
 # The in-guest tests source ktap.inc through a path shellcheck cannot
 # follow (SC1091); everything else must be clean.
-guest_files=(tests/guest/ktap.inc tests/guest/*.sh tests/guest/tools/fault-sweep tests/debug/*.sh tests/fault-sweep/*.sh tests/stress/*.sh tests/configs/*.sh)
+guest_files=(tests/guest/ktap.inc tests/guest/*.sh tests/guest/tools/fault-sweep tests/debug/*.sh tests/fault-sweep/*.sh tests/stress/*.sh)
+# tests/configs/: busybox sh, or bash for --rootfs host (the host's bash),
+# by the script's #! line.
+for f in tests/configs/*.sh; do
+	if head -n1 "$f" | grep -q '^#!/bin/bash'; then bash_files+=("$f"); else guest_files+=("$f"); fi
+done
 have_shellcheck=0 have_mypy=0
 command -v shellcheck >/dev/null && have_shellcheck=1
 command -v mypy >/dev/null && have_mypy=1

@@ -10,13 +10,14 @@ trap 'rm -rf "$tmp"' EXIT
 entry_points=(scripts/run scripts/test scripts/regen-patches scripts/check-series scripts/bench
 	scripts/mutation-test scripts/fresh-machine initramfs/build)
 missing_value=('scripts/run --out' 'scripts/run --diff-with' 'scripts/run --append' 'scripts/run --kconfig' 'scripts/test --out'
+	'scripts/run --include' 'scripts/run --kselftest' 'initramfs/build --include'
 	'scripts/regen-patches --tree' 'scripts/bench --runs' 'scripts/mutation-test --only'
 	'scripts/fresh-machine --dir' 'initramfs/build --env')
 dry_run_prints=('tar -xf /usr/src/linux-source-6.12.tar.xz' 'make -C .* tinyconfig'
 	'merge_config.sh' 'make -C .* bzImage modules' 'qemu-system-x86_64 .*-no-reboot'
 	'trace-cmd extract -o /tmp/out/boot.dat' 'trace-cmd record -e initcall -e module'
 	'trace-cmd report -N -t -i .*/boot.dat')
-ktap_plan $((4 * ${#entry_points[@]} + 2 * ${#missing_value[@]} + ${#dry_run_prints[@]} + 14))
+ktap_plan $((4 * ${#entry_points[@]} + 2 * ${#missing_value[@]} + ${#dry_run_prints[@]} + 22))
 
 for cmd in "${entry_points[@]}"; do
 	"$ROOT/$cmd" --help >"$tmp/o" 2>&1
@@ -43,6 +44,32 @@ ktap_check "scripts/run --accel warp is a usage error" [ $? = 2 ]
 ktap_check "scripts/run --timeout soon is a usage error" [ $? = 2 ]
 INITEXIT_CACHE=$tmp/cache0 "$ROOT/scripts/run" --dry-run --fail-on-findings --out "$tmp/out0" >/dev/null 2>&1
 ktap_check "scripts/run takes --fail-on-findings" [ $? = 0 ]
+
+# --rootfs host, --include, --kselftest (the host's userland in the guest).
+# usage_error NAME MSG ARGS... : scripts/run ARGS exits 2 saying MSG.
+usage_error() {
+	local name=$1 msg=$2 rc=0
+	shift 2
+	INITEXIT_CACHE=$tmp/cache0 "$ROOT/scripts/run" --dry-run --out "$tmp/out0" "$@" >"$tmp/o" 2>&1 || rc=$?
+	if [ "$rc" = 2 ] && grep -q -e "$msg" "$tmp/o"; then
+		ktap_ok "$name"
+	else
+		ktap_fail "$name" "exit $rc, wanted 2 and \"$msg\"; output: $(tail -3 "$tmp/o")"
+	fi
+}
+usage_error "scripts/run --rootfs usb is a usage error" 'rootfs: initramfs or host' --rootfs usb
+usage_error "scripts/run --rootfs host --debug is a usage error" 'two kernels' --rootfs host --debug
+usage_error "scripts/run --rootfs host --builtin-fs is a usage error" 'two kernels' --rootfs host --builtin-fs
+usage_error "scripts/run --include a missing folder is a usage error" 'no such folder' --include "$tmp/none"
+usage_error "scripts/run --kselftest with a shell word in it is a usage error" 'target names' --kselftest 'kmod;ls'
+INITEXIT_CACHE=$tmp/cache0 "$ROOT/scripts/run" --dry-run --rootfs host --include "$ROOT/tests/configs/host-include" \
+	--out "$tmp/out0" >/dev/null 2>"$tmp/dryh"
+ktap_check "--rootfs host --dry-run: QEMU shares / read-only over 9p" \
+	grep -q -e '^+ .*qemu-system-x86_64 .*-fsdev local.*id=hostroot.*path=/.*readonly=on .*virtio-9p-pci' "$tmp/dryh"
+ktap_check "... the kernel gets kconfig/variants/host-rootfs.config, in a tree of its own" \
+	grep -q -e '^+ .*linux-host-rootfs.*' "$tmp/dryh"
+ktap_check "... the initramfs gets --include and INITEXIT_ROOTFS=host" \
+	grep -q -e '^+ .*initramfs/build .*--env INITEXIT_ROOTFS=host --include .*tests/configs/host-include' "$tmp/dryh"
 
 # Dry run against an empty cache: nothing may be created there.
 INITEXIT_CACHE=$tmp/cache "$ROOT/scripts/run" --dry-run --out "$tmp/out" >"$tmp/stdout" 2>"$tmp/dry"
