@@ -17,7 +17,7 @@ dry_run_prints=('tar -xf /usr/src/linux-source-6.12.tar.xz' 'make -C .* tinyconf
 	'merge_config.sh' 'make -C .* bzImage modules' 'qemu-system-x86_64 .*-no-reboot'
 	'trace-cmd extract -o /tmp/out/boot.dat' 'trace-cmd record -e initcall -e module'
 	'trace-cmd report -N -t -i .*/boot.dat')
-ktap_plan $((4 * ${#entry_points[@]} + 2 * ${#missing_value[@]} + ${#dry_run_prints[@]} + 22))
+ktap_plan $((4 * ${#entry_points[@]} + 2 * ${#missing_value[@]} + ${#dry_run_prints[@]} + 26))
 
 for cmd in "${entry_points[@]}"; do
 	"$ROOT/$cmd" --help >"$tmp/o" 2>&1
@@ -65,11 +65,28 @@ usage_error "scripts/run --kselftest with a shell word in it is a usage error" '
 INITEXIT_CACHE=$tmp/cache0 "$ROOT/scripts/run" --dry-run --rootfs host --include "$ROOT/tests/configs/host-include" \
 	--out "$tmp/out0" >/dev/null 2>"$tmp/dryh"
 ktap_check "--rootfs host --dry-run: QEMU shares / read-only over 9p" \
-	grep -q -e '^+ .*qemu-system-x86_64 .*-fsdev local.*id=hostroot.*path=/.*readonly=on .*virtio-9p-pci' "$tmp/dryh"
+	grep -q -e '^+ .*qemu-system-x86_64 .*-fsdev local.*id=hostroot.*path=/.*readonly=on.*virtio-9p-pci' "$tmp/dryh"
 ktap_check "... the kernel gets kconfig/variants/host-rootfs.config, in a tree of its own" \
 	grep -q -e '^+ .*linux-host-rootfs.*' "$tmp/dryh"
 ktap_check "... the initramfs gets --include and INITEXIT_ROOTFS=host" \
 	grep -q -e '^+ .*initramfs/build .*--env INITEXIT_ROOTFS=host --include .*tests/configs/host-include' "$tmp/dryh"
+
+# initramfs/build --include (both --rootfs modes): the folder's files,
+# modes and links at /initexit/include; a name with a blank is refused.
+mkdir -p "$tmp/inc/sub"
+echo data >"$tmp/inc/sub/file.txt"
+printf '#!/bin/sh\n' >"$tmp/inc/run.sh"
+chmod 755 "$tmp/inc/run.sh"
+ln -s sub/file.txt "$tmp/inc/link"
+"$ROOT/initramfs/build" -o "$tmp/inc.cpio.gz" --include "$tmp/inc" >"$tmp/o" 2>&1
+zcat "$tmp/inc.cpio.gz" 2>/dev/null | cpio -itv 2>/dev/null >"$tmp/inc.list"
+ktap_check "initramfs/build --include: a file of a subfolder is at /initexit/include" \
+	grep -q ' initexit/include/sub/file.txt$' "$tmp/inc.list"
+ktap_check "... an executable keeps its mode" grep -q '^-rwxr-xr-x .* initexit/include/run.sh$' "$tmp/inc.list"
+ktap_check "... a link stays a link" grep -q ' initexit/include/link -> sub/file.txt$' "$tmp/inc.list"
+: >"$tmp/inc/a blank"
+"$ROOT/initramfs/build" -o "$tmp/inc2.cpio.gz" --include "$tmp/inc" >"$tmp/o" 2>&1
+ktap_check "... a name with a blank is refused, named" sh -c "[ $? != 0 ] && grep -q 'a blank in its name' '$tmp/o'"
 
 # Dry run against an empty cache: nothing may be created there.
 INITEXIT_CACHE=$tmp/cache "$ROOT/scripts/run" --dry-run --out "$tmp/out" >"$tmp/stdout" 2>"$tmp/dry"
