@@ -76,7 +76,8 @@ Example::
 # short-iso, short-iso-precise, with or without the host), as a syslog file
 # (rsyslog's traditional or RFC 3339 format) or as a console log (printk.time=0
 # too).  analysis/kernel_log.py takes each line's envelope off with the KLOG_*
-# regexes (a head, then a level, then a stamp, each optional) and the DMESG_*
+# regexes (a head, then a level, then a stamp, then CONFIG_PRINTK_CALLER's
+# caller, each optional) and the DMESG_*
 # regexes below match the kernel's message alone.
 
 _ISO_STAMP = (r"(?P<y>\d{4})-(?P<mo>\d\d)-(?P<d>\d\d)T(?P<h>\d\d):(?P<m>\d\d):(?P<s>\d\d)"
@@ -143,6 +144,32 @@ task (``T``) or CPU (``C``) that printed the line.
 
 Examples: ``[    0.100000] calling ...``, ``[    0.100012 <    0.000012>] initcall ...``,
 ``[    0.100000][    T1] calling ...`` (the console), ``[    0.100000] [    T1] calling ...`` (dmesg)
+"""
+
+KLOG_CALLER_RE = re.compile(r"\[ *(?P<caller>[TC]\d+)\] ?")
+"""CONFIG_PRINTK_CALLER's caller where no kernel stamp goes before it: the
+kernel prints it without a stamp when printk.time=0 (kernel/printk/printk.c,
+info_print_prefix() and print_caller(): ``"[%6s] "`` of ``T%u``/``C%u``, so
+``<7>[    T1] `` in the syslog form and ``[    T1] `` on the console), and
+util-linux's dmesg prints it after its own stamp or in its place (``-t``,
+``-T``, ``--time-format iso``; 2.40 and later from /dev/kmsg's
+``caller=``, padded to the width of /proc/sys/kernel/pid_max; before 2.40
+only with ``-S``/``-F``, as the kernel's text).
+
+Examples: ``[    T1] calling ...`` (``dmesg -t``, a console with
+printk.time=0), ``<7>[    T1] calling ...`` (``dmesg -S -r``, printk.time=0),
+``[Sun Dec  6 23:09:05 2026] [    T1] calling ...`` (``dmesg -T``)
+"""
+
+KLOG_CALLER_REMNANT_RE = re.compile(r" *(?P<caller>[TC]\d+)\] ")
+"""What util-linux's dmesg leaves of the caller of a record with no stamp
+(printk.time=0) when it reads the syslog form (``dmesg -S``, ``-F``; 2.38
+to 2.41): it takes the ``[`` of ``<7>[    T1] `` for a stamp's, finds no
+number, and prints its own zero stamp (or, with ``-T``/iso, the boot's
+time) before the rest, less one space (``-t``: nothing before it).
+
+Examples: ``[    0.000000]    T1] calling ...`` (``dmesg -S``), ``   T1] calling ...``
+(``dmesg -S -t``, 2.40 and later)
 """
 
 KLOG_CTIME_STAMP_RE = re.compile(

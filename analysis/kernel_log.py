@@ -8,9 +8,11 @@ seconds since boot, or a wall clock), each optional.  :func:`split` takes
 the envelope off (the regexes are analysis/grammar.py's KLOG_*) so that
 analysis/parse.py matches the messages alone, and :class:`StampClock` turns
 the stamps of one log into event times.  CONFIG_PRINTK_CALLER's caller
-after the kernel's stamp (``[    T45]``, ``[    C0]``) is kept as
-:attr:`LogLine.caller`: the task that printed a probe line places it
-(analysis/probes.py).
+(``[    T45]``, ``[    C0]``) after the kernel's stamp, after dmesg's
+``-T``/iso stamp, or in the stamp's place (printk.time=0, ``dmesg -t``) is
+kept as :attr:`LogLine.caller`: the task that printed a probe line places
+it (analysis/probes.py).  So is what dmesg ``-S`` leaves of a caller with no
+stamp (``[    0.000000]    T1] ``: dmesg's zero, not the kernel's stamp).
 
 Which clock a log has is decided once, by its first initcall_debug line:
 
@@ -22,7 +24,8 @@ Which clock a log has is decided once, by its first initcall_debug line:
   but journald stamps kernel messages when it reads them, not when the
   kernel printed them): a running clock that adds each call's ``after N
   usecs`` and never runs behind a line's stamp;
-- none (printk.time=0, dmesg -t): the running clock alone.
+- none (printk.time=0, dmesg -t; dmesg -S's zeros before a caller's
+  remnant): the running clock alone.
 
 Durations are always the kernel's ``after N usecs`` (analysis/build.py).
 """
@@ -34,6 +37,8 @@ import enum
 from typing import NamedTuple, Optional
 
 from analysis.grammar import (
+    KLOG_CALLER_REMNANT_RE,
+    KLOG_CALLER_RE,
     KLOG_CTIME_STAMP_RE,
     KLOG_DECODED_LEVEL_RE,
     KLOG_ISO_HEAD_RE,
@@ -51,9 +56,9 @@ ACCEPTED_LOGS = (
     "a kernel log with initcall_debug's lines as dmesg prints it (plain, -r, -x, -T, -t, -d, "
     "--time-format iso), as journalctl -k prints it (-o short, short-precise, short-monotonic, "
     "short-iso, short-iso-precise; with or without the host name), a syslog file "
-    "(rsyslog's traditional or RFC 3339 format) or a console log (printk.time=0 too; "
-    "CONFIG_PRINTK_CALLER's [T1] after the stamp too); "
-    "LF or CRLF line ends"
+    "(rsyslog's traditional or RFC 3339 format) or a console log (printk.time=0 too); "
+    "CONFIG_PRINTK_CALLER's [T1] after the stamp or in its place (dmesg -t, -S, -S -r, "
+    "printk.time=0) too; LF or CRLF line ends"
 )
 
 
@@ -83,9 +88,9 @@ class LogLine(NamedTuple):
     basis: str = ""
     #: WALL only: the stamp's resolution is whole seconds.
     whole_seconds: bool = False
-    #: CONFIG_PRINTK_CALLER's caller after the kernel's stamp: ``T123``
-    #: (the task with that pid printed the line) or ``C0`` (CPU 0, from
-    #: interrupt context); "" when the line has none.
+    #: CONFIG_PRINTK_CALLER's caller (after the stamp or in its place):
+    #: ``T123`` (the task with that pid printed the line) or ``C0`` (CPU 0,
+    #: from interrupt context); "" when the line has none.
     caller: str = ""
 
 
@@ -182,6 +187,17 @@ def split(raw: str) -> LogLine:
                     st = None
     if st is not None:
         pos = st.end()
+    if not caller and not head:
+        # CONFIG_PRINTK_CALLER without the kernel's stamp before it.
+        c = KLOG_CALLER_RE.match(line, pos)
+        if c is None:
+            c = KLOG_CALLER_REMNANT_RE.match(line, pos)
+            if c is not None:  # dmesg -S of printk.time=0: its stamp is its own zero
+                stamp = "remnant"
+                clock, ns, basis, whole = Clock.NONE, None, "", False
+        if c is not None:
+            caller = c["caller"]
+            pos = c.end()
     return LogLine(line[pos:], clock, ns, form_name(head, level, stamp), basis, whole, caller)
 
 
@@ -202,6 +218,11 @@ def form_name(head: str, level: str, stamp: str) -> str:
         return "journalctl -k -o short-monotonic"
     if head == "loose":
         return "a log with `kernel: ` before each message"
+    if stamp == "remnant":
+        return " ".join(["dmesg -S", *[f for f in (level,) if f],
+                         "of a kernel with printk.time=0 and CONFIG_PRINTK_CALLER"])
+    if level == "-r" and not stamp:  # dmesg -r always prints a stamp
+        return "the kernel's syslog form without timestamps (printk.time=0: dmesg -S -r, /proc/kmsg)"
     flags = [f for f in (level, "" if stamp == "kernel" else stamp) if f]
     if not stamp and not level:
         return "a log without timestamps (printk.time=0, dmesg -t)"

@@ -18,6 +18,18 @@ kernel's record form ``<level>[seconds] message``, which is what util-linux
   writes from the records in journald's export format, fields as journald
   stores a kernel message (``_TRANSPORT=kernel``,
   ``_SOURCE_MONOTONIC_TIMESTAMP``, ``SYSLOG_IDENTIFIER=kernel``);
+- CONFIG_PRINTK_CALLER's forms (the stock kernel has none: each record
+  gets a made-up caller, ``T1``, every 7th ``C0``; :func:`callers`): the
+  kernel's own text is written here from kernel/printk/printk.c's formats
+  (:func:`syslog_text`, :func:`console_text`, :func:`devkmsg_records`),
+  and dmesg prints each form from it: this machine's (util-linux 2.38)
+  with ``-F`` (the syslog form, as ``dmesg -S`` reads it) prints
+  ``CALLER_FORMS``; util-linux 2.40 or later (``--new-dmesg``; 2.41.5
+  was built from its source for this) prints ``NEW_DMESG_FORMS``, from
+  the syslog form (``-F``) or /dev/kmsg's record form (``-K``), and its
+  other ``-K`` forms are checked to be the 2.38 ones but for the caller's
+  padding.  fixtures/kernel-logs/README.md says which form is which and
+  where each was read in the sources;
 - syslog files are written here from rsyslog's documented templates
   RSYSLOG_TraditionalFileFormat (``%TIMESTAMP% %HOSTNAME% %syslogtag%%msg%``,
   ``Mmm dd hh:mm:ss`` with a space-padded day) and RSYSLOG_FileFormat
@@ -32,7 +44,8 @@ kernel's record form ``<level>[seconds] message``, which is what util-linux
 
 Run from the repository root (times are UTC, names in the C locale):
 
-    /usr/bin/python3 -m analysis.tests.make_kernel_logs --journal-remote /path/to/systemd-journal-remote
+    /usr/bin/python3 -m analysis.tests.make_kernel_logs --journal-remote /path/to/systemd-journal-remote \
+        --new-dmesg /path/to/util-linux-2.41/dmesg
 
 dmesg ``-T`` and ``--time-format iso`` count from this machine's boot, so
 those two fixtures differ from machine to machine; the test that compares
@@ -69,8 +82,35 @@ DMESG_FORMS: dict[str, tuple[str, ...]] = {
     "dmesg-d": ("-d",),
     "dmesg-iso": ("--time-format", "iso"),
 }
+#: CONFIG_PRINTK_CALLER's forms this machine's dmesg (util-linux 2.38)
+#: prints from the kernel's syslog form: fixture name -> (printk.time,
+#: dmesg options after ``-F FILE``).
+CALLER_FORMS: dict[str, tuple[bool, tuple[str, ...]]] = {
+    "printk-caller-dmesg": (True, ()),
+    "printk-caller-dmesg-t": (True, ("-t",)),
+    "printk-caller-dmesg-T": (True, ("-T",)),
+    "printk-caller-dmesg-x": (True, ("-x",)),
+    "printk-caller-dmesg-x-t": (True, ("-x", "-t")),
+    "printk-caller-dmesg-r": (True, ("-r",)),
+    "printk-caller-dmesg-iso": (True, ("--time-format", "iso")),
+    "printk-caller-time-0-r": (False, ("-r",)),
+    "printk-caller-time-0-dmesg": (False, ()),
+}
+#: The forms only util-linux 2.40 and later print: fixture name -> (how
+#: dmesg reads: ``-F`` the syslog form, ``-K`` /dev/kmsg's records;
+#: printk.time; options).
+NEW_DMESG_FORMS: dict[str, tuple[str, bool, tuple[str, ...]]] = {
+    "printk-caller-time-0-dmesg-t": ("-F", False, ("-t",)),
+    "printk-caller-dmesg-kmsg-r": ("-K", True, ("-r",)),
+}
+#: util-linux 2.40's ``-K`` forms that print what 2.38's ``-F`` does (the
+#: caller's padding aside: the width of /proc/sys/kernel/pid_max there;
+#: and ``-T``'s and iso's wall clock: 2.41 counts from the boot's
+#: microsecond, 2.38 from its second).
+SAME_IN_NEW_DMESG = ("printk-caller-dmesg", "printk-caller-dmesg-t", "printk-caller-dmesg-T",
+                     "printk-caller-dmesg-x", "printk-caller-dmesg-x-t", "printk-caller-dmesg-iso")
 #: The forms whose text depends on this machine's boot time.
-MACHINE_DEPENDENT = ("dmesg-T", "dmesg-iso")
+MACHINE_DEPENDENT = ("dmesg-T", "dmesg-iso", "printk-caller-dmesg-T", "printk-caller-dmesg-iso")
 
 #: journalctl's forms: fixture name -> -o mode (each also -no-hostname).
 JOURNAL_FORMS = {
@@ -139,6 +179,70 @@ def with_levels(recs: list[tuple[int, int, str]], swap: bool = False) -> list[tu
     return out
 
 
+def callers(recs: list[tuple[int, int, str]]) -> list[str]:
+    """CONFIG_PRINTK_CALLER's caller of each record (made up): task 1's,
+    every 7th CPU 0's (from interrupt context)."""
+    return ["T1" if i % 7 else "C0" for i in range(len(recs))]
+
+
+def _stamp(us: int) -> str:
+    """print_time()'s ``[%5lu.%06lu]``."""
+    return f"[{us // 1_000_000:5d}.{us % 1_000_000:06d}]"
+
+
+def syslog_text(recs: list[tuple[int, int, str]], time: bool) -> str:
+    """The records with their callers in the kernel's syslog form, what
+    syslog(2) (``dmesg -S``) and /proc/kmsg read: record_print_text() with
+    syslog, so info_print_prefix() writes ``<%u>`` (facility 0), print_time()'s
+    stamp when printk.time is on, print_caller()'s ``[%6s]`` and a space."""
+    return "".join(f"<{lv}>{_stamp(us) if time else ''}[{c:>6}] {msg}\n"
+                   for (lv, us, msg), c in zip(recs, callers(recs)))
+
+
+def console_text(recs: list[tuple[int, int, str]], time: bool) -> str:
+    """The same on a console (info_print_prefix() without syslog)."""
+    return "".join(f"{_stamp(us) if time else ''}[{c:>6}] {msg}\n"
+                   for (_lv, us, msg), c in zip(recs, callers(recs)))
+
+
+def devkmsg_records(recs: list[tuple[int, int, str]]) -> str:
+    """The records as /dev/kmsg gives them (info_print_ext_header():
+    ``%u,%llu,%llu,%c`` and ``,caller=%c%u``, ``;``; msg_add_ext_text()
+    escapes bytes below space, from 127 and ``\\`` as ``\\x%02x``),
+    separated by NUL bytes as util-linux's ``dmesg -K FILE`` reads them (its
+    tests/ts/dmesg/cid-kmsg-input)."""
+    def esc(msg: str) -> str:
+        return "".join(f"\\x{ord(ch):02x}" if ch < " " or ch >= "\x7f" or ch == "\\" else ch for ch in msg)
+    return "".join(f"{lv},{seq},{us},-,caller={c};{esc(msg)}\n\0"
+                   for seq, ((lv, us, msg), c) in enumerate(zip(recs, callers(recs))))
+
+
+def caller_form(name: str, program: str = "dmesg") -> str:
+    """A CONFIG_PRINTK_CALLER form as ``program`` prints it (CALLER_FORMS,
+    NEW_DMESG_FORMS or, with ``-K``, any option list ``-K:OPTS``)."""
+    recs = records()
+    if name in CALLER_FORMS:
+        how, time, opts = "-F", *CALLER_FORMS[name]
+    elif name in NEW_DMESG_FORMS:
+        how, time, opts = NEW_DMESG_FORMS[name]
+    else:
+        how, time, opts = "-K", True, tuple(name.split(":", 1)[1].split())
+    text = devkmsg_records(recs) if how == "-K" else syslog_text(recs, time)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "caller.kmsg")
+        with open(path, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+        return subprocess.run([program, how, path, *opts], env=ENV, check=True,
+                              capture_output=True, text=True).stdout
+
+
+def unpadded(text: str) -> str:
+    """``text`` with each caller's padding taken off (``[    T1]`` -> ``[T1]``)
+    and dmesg's wall clock (``-T``, iso) left out."""
+    text = re.sub(r"^(?:\[[A-Z][a-z][a-z] [^]]* \d{4}\]|\d{4}-\d\d-\d\dT\S+) ", "", text, flags=re.M)
+    return re.sub(r"\[ *([TC]\d+)\]", r"[\1]", text)
+
+
 def journal_export(recs: list[tuple[int, int, str]], boot_id: str) -> str:
     base = int(BOOT_WALL.timestamp()) * 1_000_000
     out = []
@@ -173,23 +277,42 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     ap.add_argument("--journal-remote", metavar="PROGRAM",
                     help="systemd-journal-remote, for the journalctl forms (skipped without)")
+    ap.add_argument("--new-dmesg", metavar="PROGRAM",
+                    help="util-linux 2.40 or later's dmesg, for NEW_DMESG_FORMS (skipped without)")
     args = ap.parse_args(argv)
     recs = records()
     src = "fixtures/captured/stock-boot-declared-dmesg.dmesg, trimmed (source.kmsg)"
     for name, opts in DMESG_FORMS.items():
         write(name, dmesg(SOURCE, *opts), f"dmesg -F source.kmsg {' '.join(opts)} (util-linux); {src}".replace("  ", " "))
     write("dmesg-crlf", dmesg(SOURCE).replace("\n", "\r\n"), f"dmesg -F source.kmsg, CRLF line ends; {src}")
-    # CONFIG_PRINTK_CALLER: the printing task (T) or CPU (C) after the stamp.
-    caller = [(lv, us, f"[{'T1' if i % 7 else 'C0':>6}] {msg}") for i, (lv, us, msg) in enumerate(recs)]
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "caller.kmsg")
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(kmsg_text(caller))
-        write("printk-caller-dmesg", dmesg(path),
-              f"dmesg -F of source.kmsg with CONFIG_PRINTK_CALLER's [    T1] / [    C0] after each stamp; {src}")
-    write("printk-caller-console", "".join(f"[{us // 1_000_000:5d}.{us % 1_000_000:06d}]{msg}\n"
-                                           for _, us, msg in caller),
-          f"a serial console's lines with CONFIG_PRINTK_CALLER (no space before [    T1]); {src}")
+    # CONFIG_PRINTK_CALLER: the printing task (T) or CPU (C) after the stamp
+    # or in its place.
+    for name, (time, opts) in CALLER_FORMS.items():
+        kernel = "the kernel's syslog form" + ("" if time else " with printk.time=0")
+        write(name, caller_form(name),
+              f"dmesg -F {' '.join(('FILE',) + opts)} (util-linux 2.38, = dmesg -S) of {kernel} "
+              f"(printk.c's info_print_prefix()) of source.kmsg with CONFIG_PRINTK_CALLER's "
+              f"[    T1] / [    C0] (made up); {src}")
+    write("printk-caller-console", console_text(recs, True),
+          f"a serial console's lines with CONFIG_PRINTK_CALLER (no space before [    T1]), written "
+          f"from printk.c's info_print_prefix(); {src}")
+    if args.new_dmesg:
+        for name, (how, time, opts) in NEW_DMESG_FORMS.items():
+            kernel = ("/dev/kmsg's records" if how == "-K" else "the kernel's syslog form"
+                      + ("" if time else " with printk.time=0"))
+            write(name, caller_form(name, args.new_dmesg),
+                  f"dmesg {how} {' '.join(('FILE',) + opts)} (util-linux 2.41.5) of {kernel} "
+                  f"(printk.c) of source.kmsg with CONFIG_PRINTK_CALLER's [    T1] / [    C0] "
+                  f"(made up); {src}")
+        for name in SAME_IN_NEW_DMESG:
+            joined = " ".join(CALLER_FORMS[name][1])
+            new = caller_form(f"-K:{joined}", args.new_dmesg)
+            assert unpadded(new) == unpadded(caller_form(name)), name
+        # Both read the syslog form of printk.time=0 alike but with -t.
+        for name in ("printk-caller-time-0-dmesg", "printk-caller-time-0-r"):
+            assert caller_form(name, args.new_dmesg) == caller_form(name), name
+    else:
+        print("no --new-dmesg: the forms of util-linux 2.40 and later were not written", file=sys.stderr)
     write("syslog", syslog(recs, False), f"rsyslog's RSYSLOG_TraditionalFileFormat, written by make_kernel_logs.py; {src}")
     write("syslog-rfc3339", syslog(recs, True), f"rsyslog's RSYSLOG_FileFormat, written by make_kernel_logs.py; {src}")
     with tempfile.TemporaryDirectory() as tmp:

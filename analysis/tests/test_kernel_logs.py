@@ -23,11 +23,29 @@ from analysis.kernel_log import Clock, split
 from analysis.model import Capture, EventName, InputFormat
 from analysis.parse import parse_text
 from analysis.source import InputError
-from analysis.tests.make_kernel_logs import DMESG_FORMS, MACHINE_DEPENDENT, SOURCE, dmesg
+from analysis.tests.make_kernel_logs import (
+    CALLER_FORMS,
+    DMESG_FORMS,
+    MACHINE_DEPENDENT,
+    NEW_DMESG_FORMS,
+    SOURCE,
+    caller_form,
+    callers,
+    console_text,
+    dmesg,
+    records,
+    unpadded,
+)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LOGS = os.path.join(HERE, "fixtures", "kernel-logs")
 ROOT = os.path.dirname(os.path.dirname(HERE))
+
+#: The kernel's syslog form without stamps (dmesg -r cannot print it: -r and
+#: -t exclude each other).
+RAW_NO_STAMP = "the kernel's syslog form without timestamps (printk.time=0: dmesg -S -r, /proc/kmsg)"
+#: What dmesg -S prints of a caller without a stamp (its own zero stamp).
+REMNANT = "dmesg -S of a kernel with printk.time=0 and CONFIG_PRINTK_CALLER"
 
 #: Fixture -> (what the first calling line's envelope says printed it,
 #: the clock its stamps give).
@@ -52,6 +70,16 @@ FORMS: dict[str, tuple[str, Clock]] = {
     "journalctl-short-iso-precise-no-hostname": ("journalctl -k -o short-iso-precise", Clock.WALL),
     "printk-caller-dmesg": ("dmesg", Clock.KERNEL),
     "printk-caller-console": ("dmesg", Clock.KERNEL),
+    "printk-caller-dmesg-t": ("a log without timestamps (printk.time=0, dmesg -t)", Clock.NONE),
+    "printk-caller-dmesg-T": ("dmesg -T", Clock.WALL),
+    "printk-caller-dmesg-x": ("dmesg -x", Clock.KERNEL),
+    "printk-caller-dmesg-x-t": ("dmesg -x -t", Clock.NONE),
+    "printk-caller-dmesg-r": ("dmesg -r", Clock.KERNEL),
+    "printk-caller-dmesg-kmsg-r": ("dmesg -r", Clock.KERNEL),
+    "printk-caller-dmesg-iso": ("dmesg --time-format iso", Clock.WALL),
+    "printk-caller-time-0-r": (RAW_NO_STAMP, Clock.NONE),
+    "printk-caller-time-0-dmesg": (REMNANT, Clock.NONE),
+    "printk-caller-time-0-dmesg-t": (REMNANT, Clock.NONE),
     "syslog": ("syslog", Clock.KERNEL),
     "syslog-rfc3339": ("syslog (RFC 3339 stamps)", Clock.KERNEL),
     "kernel-5.10": ("dmesg", Clock.KERNEL),
@@ -59,6 +87,8 @@ FORMS: dict[str, tuple[str, Clock]] = {
 }
 
 SAME_BOOT = [n for n in FORMS if not n.startswith("kernel-")]
+#: The forms with CONFIG_PRINTK_CALLER's callers (make_kernel_logs.callers()).
+CALLER = [n for n in FORMS if n.startswith("printk-caller-")]
 
 
 def _read(name: str) -> str:
@@ -142,8 +172,53 @@ def test_wall_clock_or_no_stamps_rebuild_times_from_the_durations_and_say_so(nam
         plain = next(s for s in spans if s.func.startswith("plain_init"))
         whole = "whole seconds" in note
         assert plain.start.ts_ns >= (2_000_000_000 if whole else 2_467_043_000 - 310_779_000)
-        assert whole is (name in ("dmesg-T",) or name.startswith("journalctl-short")
+        assert whole is (name in ("dmesg-T", "printk-caller-dmesg-T") or name.startswith("journalctl-short")
                          and "precise" not in name)
+
+
+@pytest.mark.parametrize("name", CALLER)
+def test_the_caller_is_read_on_every_line(name: str) -> None:
+    """Each line of a CONFIG_PRINTK_CALLER form, after the stamp or in its
+    place, or the remnant dmesg -S leaves of it: the line's message is the
+    record's and its caller the record's (T1, or C0)."""
+    recs = records()
+    # (The kernel's stamp takes the spaces a message begins with, as before.)
+    got = [(line.message.lstrip(), line.caller) for line in map(split, _read(name).splitlines(keepends=True))]
+    assert got == [(msg.lstrip(), c) for (_lv, _us, msg), c in zip(recs, callers(recs))]
+    assert {c for _m, c in got} == {"T1", "C0"}
+
+
+def test_a_console_without_stamps_prints_what_dmesg_t_prints() -> None:
+    """printk.time=0 on a console: print_caller()'s ``[%6s] `` in the
+    stamp's place, the text dmesg -t prints (util-linux 2.38 with -S; 2.40
+    on from /dev/kmsg, where pid_max is 32768 as here)."""
+    recs = records()
+    assert console_text(recs, False) == _read("printk-caller-dmesg-t")
+    assert console_text(recs, True) == _read("printk-caller-console")
+    assert _read("printk-caller-dmesg-t").startswith("[    C0] Linux version 6.12.118+")
+
+
+@pytest.mark.parametrize("line,form,clock", [
+    # util-linux 2.40 and later: /dev/kmsg's caller padded to pid_max's width
+    # (4194304: 8), -S's to 5.
+    ("[      T1] calling  foo_init+0x0/0x20 @ 1", "a log without timestamps (printk.time=0, dmesg -t)",
+     Clock.NONE),
+    ("[   T1] calling  foo_init+0x0/0x20 @ 1", "a log without timestamps (printk.time=0, dmesg -t)", Clock.NONE),
+    ("kern  :debug : [Mon Dec  7 16:59:55 2026] [      T1] calling  foo_init+0x0/0x20 @ 1", "dmesg -x -T",
+     Clock.WALL),
+    # dmesg -S of printk.time=0: its zero (or the boot's time) before the caller's remnant.
+    ("kern  :debug : [    0.000000]    T1] calling  foo_init+0x0/0x20 @ 1", REMNANT.replace("-S", "-S -x"),
+     Clock.NONE),
+    ("[Mon Dec  7 16:59:55 2026]    T1] calling  foo_init+0x0/0x20 @ 1", REMNANT, Clock.NONE),
+    ("[    0.000000 <    0.000000>]    T1] calling  foo_init+0x0/0x20 @ 1", REMNANT, Clock.NONE),
+    ("2026-12-07T16:59:55,000000+00:00    T1] calling  foo_init+0x0/0x20 @ 1", REMNANT, Clock.NONE),
+    ("kern  :debug :    T1] calling  foo_init+0x0/0x20 @ 1", REMNANT.replace("-S", "-S -x"), Clock.NONE),
+])
+def test_every_caller_envelope_dmesg_prints_is_read(line: str, form: str, clock: Clock) -> None:
+    """Lines util-linux 2.38.1 and 2.41.5 printed (the fixtures' other
+    combinations): the caller is read, the message is the kernel's."""
+    got = split(line + "\n")
+    assert (got.message, got.caller, got.form, got.clock) == ("calling  foo_init+0x0/0x20 @ 1", "T1", form, clock)
 
 
 def test_old_kernels_durations_are_said_to_be_short() -> None:
@@ -215,7 +290,8 @@ def test_a_line_without_its_newline_at_the_end_is_a_truncated_capture() -> None:
 
 
 ACCEPTED = ("dmesg", "-r", "-x", "-T", "-t", "journalctl -k", "short-monotonic", "short-precise",
-            "host name", "syslog", "printk.time=0", "CRLF", "trace-cmd report")
+            "host name", "syslog", "printk.time=0", "CRLF", "trace-cmd report",
+            "CONFIG_PRINTK_CALLER's [T1] after the stamp or in its place", "-S -r")
 
 
 @pytest.mark.parametrize("text", [
@@ -248,13 +324,29 @@ def test_the_cli_reads_a_paste_from_stdin() -> None:
     assert b"kernel log read as journalctl -k -o short" in proc.stdout
 
 
+def _dmesg_version() -> tuple[int, int]:
+    out = subprocess.run(["dmesg", "--version"], capture_output=True, text=True).stdout
+    m = re.search(r"util-linux (\d+)\.(\d+)", out)
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
 @pytest.mark.skipif(shutil.which("dmesg") is None, reason="util-linux dmesg is not installed")
-@pytest.mark.parametrize("name", [n for n in DMESG_FORMS if n not in MACHINE_DEPENDENT])
+@pytest.mark.parametrize("name", [n for n in [*DMESG_FORMS, *CALLER_FORMS, *NEW_DMESG_FORMS]
+                                  if n not in MACHINE_DEPENDENT])
 def test_dmesg_fixtures_are_what_dmesg_prints(name: str) -> None:
+    """This machine's dmesg prints each fixture of dmesg's again; the
+    callers' padding is 2.38's (the kernel's) before util-linux 2.40 and
+    the width of pid_max (or 5 with -F) from 2.40 on."""
+    new = _dmesg_version() >= (2, 40)
+    if name in NEW_DMESG_FORMS and not new:
+        pytest.skip("these forms need util-linux 2.40's dmesg (-K, the caller from /dev/kmsg)")
     try:
-        fresh = dmesg(SOURCE, *DMESG_FORMS[name])
+        fresh = dmesg(SOURCE, *DMESG_FORMS[name]) if name in DMESG_FORMS else caller_form(name)
     except subprocess.CalledProcessError as e:  # a dmesg without -F
         pytest.skip(f"dmesg -F failed: {e.stderr.strip()}")
-    assert fresh == _read(name), "rerun python3 -m analysis.tests.make_kernel_logs"
+    if new and name not in DMESG_FORMS:
+        assert unpadded(fresh) == unpadded(_read(name))
+    else:
+        assert fresh == _read(name), "rerun python3 -m analysis.tests.make_kernel_logs"
 
 

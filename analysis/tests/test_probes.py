@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 
@@ -347,6 +347,42 @@ def test_without_caller_ids_probes_are_placed_by_time() -> None:
     ends = [s.end_ns if s.end_ns is not None else boot.parsed.end_ns for s in boot.spans]
     st = build_structure(boot, range(len(boot.spans)), ends, 0)
     assert "probes outside any call (async)" in [lane.label for lane in st.lanes]
+
+
+#: The kernel's stamp at a line's head (dmesg's plain form).
+STAMP = re.compile(r"^\[ *\d+\.\d+\] ", re.M)
+#: The caller fixture as the forms without the kernel's stamps print it
+#: (the envelopes of fixtures/kernel-logs/printk-caller-*.log).
+NO_STAMP_FORMS: dict[str, Callable[[str], str]] = {
+    # a console with printk.time=0; dmesg -t
+    "dmesg -t": lambda text: STAMP.sub("", text),
+    # the syslog form with printk.time=0: dmesg -S -r, /proc/kmsg
+    "printk.time=0 syslog form": lambda text: STAMP.sub("<6>", text),
+    # dmesg -S of printk.time=0: its zero stamp, the caller less its "[ "
+    "dmesg -S, printk.time=0": lambda text: re.sub(r"^\[ *\d+\.\d+\] \[ ", "[    0.000000] ", text, flags=re.M),
+    "dmesg -x -t": lambda text: STAMP.sub("kern  :info  : ", text),
+    "dmesg -T": lambda text: STAMP.sub("[Mon Dec  7 16:59:55 2026] ", text),
+}
+
+
+@pytest.mark.parametrize("form", list(NO_STAMP_FORMS))
+def test_without_stamps_probes_are_placed_by_the_caller(form: str) -> None:
+    """With the caller in the stamp's place (or after dmesg's wall clock):
+    each probe line's task places it as with the kernel's stamps: serio1's
+    first probe on the async lane, during slab_late_init, i8042's in
+    i8042_init; without the callers it would be in slab_late_init."""
+    text = NO_STAMP_FORMS[form](_text(CALLER))
+    assert set(re.findall(r"^\[ *(\d+\.\d+)\]", text, re.M)) <= {"0.000000"}  # none, or dmesg's zeros
+    cap = _capture(text)
+    assert [(p.line, p.device, p.mode, p.call_func, p.task) for p in cap.probes] == \
+        [(p.line, p.device, p.mode, p.call_func, p.task) for p in _capture(_text(CALLER)).probes]
+    p = _one(cap, SERIO1_FIRST)
+    assert (p.mode, p.call_func, p.task) == (ProbeMode.ASYNC, "slab_late_init", 45)
+    i8042 = _one(cap, "probe of i8042 ")
+    assert (i8042.mode, i8042.call_func, i8042.task) == (ProbeMode.IN_CALL, "i8042_init", 1)
+    assert any(n.startswith("kernel log read as") for n in cap.parsed.notes)
+    bare = _one(_capture(STAMP.sub("", CALLER_ID.sub("", _text(CALLER)))), SERIO1_FIRST)
+    assert (bare.mode, bare.call_func, bare.task) == (ProbeMode.IN_CALL, "slab_late_init", None)
 
 
 @pytest.mark.parametrize("named", [False, True], ids=["pid only", "named by the log"])
