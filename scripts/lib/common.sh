@@ -220,6 +220,30 @@ series_hash() {
 	} | sha
 }
 
+# patch_code < PATCH : the part of a git format-patch file a kernel built
+# from it depends on: from its first "diff --git" line up to its
+# signature ("-- "), so without the message (and base-commit and
+# prerequisite-patch-id lines kept: the latter follow the fixes' code).
+patch_code() {
+	awk '/^diff --git /{ p = 1 } p { a[++n] = $0 } p && /^-- $/ { last = n }
+		END { m = last ? last - 1 : n; for (i = 1; i <= m; i++) print a[i] }'
+}
+
+# series_code_hash [PATCHDIR] : a hash of the code of the patches PATCHDIR's
+# series lists (patch_code), in order: what scripts/test keys the boots'
+# results on, so that a commit message or a cover letter edited boots
+# nothing again. series_hash, the tree's stamp, hashes the whole files, so
+# the managed tree still takes every edit of a message.
+series_code_hash() {
+	local f
+	{
+		while read -r f; do
+			printf '%s ' "$(basename "$f")"
+			if [ -f "$f" ]; then patch_code <"$f" | sha; else echo missing; fi
+		done < <(series_files "$@")
+	} | sha
+}
+
 # series_key PATCHDIR : what a tree made of PATCHDIR's series was made from:
 # the source, the series and, when PATCHDIR/fixes/series exists, the
 # stand-alone fixes applied before it (the stamp apply_series compares).

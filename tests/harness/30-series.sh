@@ -11,7 +11,7 @@ set -u
 . "$ROOT/scripts/lib/kernel.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-ktap_plan 30
+ktap_plan 34
 export INITEXIT_CACHE=$tmp/cache CACHE=$tmp/cache
 # As on a fresh machine: no user.name/user.email anywhere, so every git
 # command of the harness that needs an identity must bring its own.
@@ -44,6 +44,26 @@ ktap_check "regen-patches removes old numbered patches" [ ! -e "$pdir/0007-stale
 ktap_check "series lists the two patches in order, not the cover letter" \
 	[ "$(cat "$pdir/series")" = "$(printf '0001-kernel-rename-b.patch\n0002-README-add-four.patch')" ]
 ktap_check "patches carry base-commit:" grep -q '^base-commit: ' "$pdir/0001-kernel-rename-b.patch"
+
+# scripts/test keys the boots' results on the series' code only
+# (series_code_hash): an edited message or cover letter boots nothing again,
+# an edited line of code does; the tree's stamp (series_hash) takes both.
+code0=$(series_code_hash "$pdir") whole0=$(series_hash "$pdir")
+cp -a "$pdir" "$tmp/msg"
+sed -i 's/^\(Subject: .*kernel: rename b\)$/\1, as the reviewer asked/' "$tmp/msg/0001-kernel-rename-b.patch"
+echo "a new paragraph" >>"$tmp/msg/0000-cover-letter.patch"
+ktap_check "series_code_hash: a message or the cover letter edited, the same" \
+	[ "$(series_code_hash "$tmp/msg")" = "$code0" ]
+ktap_check "series_hash: the message edited, another (the tree follows it)" \
+	[ "$(series_hash "$tmp/msg")" != "$whole0" ]
+cp -a "$pdir" "$tmp/code"
+sed -i 's/^+int b2;$/+int b3;/' "$tmp/code/0001-kernel-rename-b.patch"
+ktap_check "series_code_hash: a line of code edited, another" \
+	[ "$(series_code_hash "$tmp/code")" != "$code0" ]
+printf 'diff --git a/x b/x\n-- \n+-- \n-- \n2.39.5\n' | patch_code >"$tmp/pc.out"
+ktap_check "patch_code: the diff up to its last '-- ' line, a removed '- ' line kept" \
+	[ "$(cat "$tmp/pc.out")" = "$(printf 'diff --git a/x b/x\n-- \n+-- ')" ]
+rm -rf "$tmp/msg" "$tmp/code"
 
 git -C "$tree" reset -q --hard initexit-base
 apply_series "$tree" "$pdir" 2>"$tmp/apply.err"
