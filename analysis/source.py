@@ -27,7 +27,7 @@ from analysis.grammar import (
     DROPPED_RE,
     TRACE_LINE_RE,
 )
-from analysis.kernel_log import ACCEPTED_LOGS, message
+from analysis.kernel_log import ACCEPTED_LOGS, Clock, message, split
 from analysis.model import InputFormat
 
 #: First bytes of every trace.dat (``\x17\x08\x44tracing``).
@@ -156,6 +156,28 @@ def _sniff(line: str) -> Optional[InputFormat]:
     return None
 
 
+def _kernel_log_form(lines: list[str], look: int = 400) -> Optional[str]:
+    """What printed ``lines`` when they are a kernel log with stamps (at
+    least two, and most of the first ``look`` non-empty lines, carry a
+    kernel log's stamp or head), the most common form first; None for
+    anything else (a log without any stamp cannot be told from text)."""
+    seen = stamped = 0
+    forms: dict[str, int] = {}
+    for line in lines:
+        if not line.strip():
+            continue
+        seen += 1
+        got = split(line)
+        if got.clock is not Clock.NONE:
+            stamped += 1
+            forms[got.form] = forms.get(got.form, 0) + 1
+        if seen >= look:
+            break
+    if stamped < 2 or 2 * stamped < seen:
+        return None
+    return max(forms, key=lambda f: forms[f])
+
+
 def detect_format(lines: list[str]) -> InputFormat:
     """Decide from the first recognisable line whether this is trace-cmd
     report text or dmesg; raise :class:`InputError` when it is neither."""
@@ -171,6 +193,13 @@ def detect_format(lines: list[str]) -> InputFormat:
     if first_text is None:
         raise InputError("empty input: no trace-cmd report or dmesg lines")
     n, line = first_text
+    form = _kernel_log_form(lines)
+    if form is not None:
+        raise InputError(
+            f"line {n}: a kernel log ({form}) without initcall_debug's lines "
+            "('calling  fn+0x0/0x30 @ 1', 'initcall fn+0x0/0x30 returned 0 after 11 usecs'): boot with "
+            "initcall_debug on the kernel command line (log_buf_len=4M keeps the first calls in the "
+            f"buffer) and give that log; accepted: `trace-cmd report` text, a trace.dat, or {ACCEPTED_LOGS}")
     shown = line.rstrip("\n")
     if len(shown) > 60:
         shown = shown[:57] + "..."

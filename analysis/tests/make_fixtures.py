@@ -324,7 +324,7 @@ FIXTURES_SPEC: dict[str, tuple[Callable[[], str], dict[str, Any]]] = {
     "bad-empty": (lambda: "", {"exit": 2, "error": "empty input"}),
     "bad-dmesg-without-initcall-debug": (
         lambda: "[    0.000000] Linux version 6.12.118\n[    0.100000] Run /init as init process\n",
-        {"exit": 2, "error": "neither"}),
+        {"exit": 2, "error": "a kernel log (dmesg) without initcall_debug's lines"}),
     "bad-only-other-events": (
         lambda: "cpus=1\n" + synth.format_line("sh", 90, 0, 5_000_000, "sched_switch", "prev_comm=sh"),
         {"exit": 2, "error": "no initcall, module or initexit events"}),

@@ -298,8 +298,8 @@ ACCEPTED = ("dmesg", "-r", "-x", "-T", "-t", "journalctl -k", "short-monotonic",
     "hello\nthis is not a trace\n",
     # dmesg -e (reltime): not a form the analysis reads
     "[Dec 6 23:10] calling  foo_init+0x0/0x30 @ 1\n[  +0.000012] initcall foo_init+0x0/0x30 returned 0 after 11 usecs\n",
-    # a kernel log without initcall_debug
-    "Dec 06 23:10:01 guest kernel: Linux version 6.12.118\nDec 06 23:10:01 guest kernel: Run /init as init process\n",
+    # one stamped line among text is not a kernel log
+    "[    0.000000] Linux version 6.12.118\nhello\nthis is not a trace\n",
 ])
 def test_anything_else_is_refused_in_one_line_that_lists_what_is_accepted(
         text: str, tmp_path: object, capsys: pytest.CaptureFixture[str]) -> None:
@@ -313,6 +313,31 @@ def test_anything_else_is_refused_in_one_line_that_lists_what_is_accepted(
     assert out == "" and "Traceback" not in err
     (line,) = err.strip().splitlines()
     assert line.startswith("analysis: error: line 1: neither")
+    for word in ACCEPTED:
+        assert word in line, word
+
+
+@pytest.mark.parametrize("text,form", [
+    ("Dec 06 23:10:01 guest kernel: Linux version 6.12.118\nDec 06 23:10:01 guest kernel: Run /init as init process\n",
+     "journalctl -k -o short"),
+    ("[    0.000000] Linux version 6.18.44\n[    0.000000] Command line: console=ttyS0 quiet\n"
+     "\n[    0.412345] Run /init as init process\n", "dmesg"),
+    ("<6>[    0.000000] Linux version 6.12.118\n<6>[    0.100000] Run /init as init process\n", "dmesg -r"),
+])
+def test_a_kernel_log_without_initcall_debug_says_how_to_get_one(
+        text: str, form: str, tmp_path: object, capsys: pytest.CaptureFixture[str]) -> None:
+    """A boot log without initcall_debug (as most boots are) is recognised
+    as one, and the one-line error says what to boot with, not only what
+    the analysis accepts."""
+    path = os.path.join(str(tmp_path), "pasted.log")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    assert main(["check", "-q", path]) == 2
+    out, err = capsys.readouterr()
+    (line,) = err.strip().splitlines()
+    assert out == "" and "Traceback" not in err
+    assert line.startswith(f"analysis: error: line 1: a kernel log ({form}) without initcall_debug's lines")
+    assert "boot with initcall_debug on the kernel command line" in line
     for word in ACCEPTED:
         assert word in line, word
 
