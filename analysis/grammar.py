@@ -333,3 +333,18 @@ core.c, 6.12):
 
 Example: ``platform initexit-probe-consumer: deferred probe pending: initexit-probe-consumer: waiting for initexit-probe-supplier``
 """
+
+
+BENCH_LOAD_RE = re.compile(r"initexit-bench: load (?P<mod>\S+) (?P<err>-?\d+):(?P<steps>(?: \w+=\d+)*)\s*$")
+"""The line scripts/bench's profile kernel prints after each module load
+(bench/profile_load.py: load_module() with local_clock() stamps), matched
+after analysis/kernel_log.py took the line's envelope off: the module, what
+the load returned, and each step's guest ns since the stamp before::
+
+    [   12.345678] initexit-bench: load bench_pairs_16 0: check=5123 layout=81234 init=40213
+"""
+
+BENCH_MARK_RE = re.compile(r"^bench-profile: (?P<mode>\S+) (?P<mod>\S+) (?P<round>\d+)\s*$")
+"""bench/guest-modules.sh's mark before each modloop call of the profile
+kernel's run (``bench-profile: MODE MODULE ROUND``): the first load after
+it ran with cold caches."""

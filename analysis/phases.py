@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Optional
 
 from analysis.build import build_capture
+from analysis.grammar import BENCH_LOAD_RE, BENCH_MARK_RE
+from analysis.kernel_log import message
 from analysis.model import CallPath, Capture, ExitReason, Span, SpanKind
 from analysis.parse import parse_dmesg, parse_text
 from analysis.source import InputError
@@ -131,4 +133,34 @@ def module_phases(report: Path, prefix: str = "bench_") -> dict[tuple[str, str],
             last = max(s.finish.ts_ns for s in done if s.finish is not None)
             inside = sum(s.duration_ns or 0 for s in done)
             res.setdefault((u.origin, phase), []).append(((last - first) / 1e3, inside / 1e3))
+    return res
+
+
+def load_profiles(path: Path) -> dict[str, list[dict[str, float]]]:
+    """scripts/bench's profile run (bench/guest-modules.sh with
+    BENCH_PROFILE=1 on the kernel bench/profile_load.py stamped): module ->
+    one {step: guest ns} per load, in order.  Each modloop call's first load
+    (the first profile line after a ``bench-profile:`` mark: cold caches) and
+    failed loads are left out, as scripts/lib/bench_report.py leaves out
+    each round's first cycle.  Empty when the file is missing."""
+    res: dict[str, list[dict[str, float]]] = {}
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return res
+    fresh = False
+    for line in lines:
+        if BENCH_MARK_RE.match(line):
+            fresh = True
+            continue
+        m = BENCH_LOAD_RE.search(message(line))
+        if m is None:
+            continue
+        if fresh:
+            fresh = False
+            continue
+        if m["err"] != "0":
+            continue
+        steps = {k: float(v) for k, v in (kv.split("=", 1) for kv in m["steps"].split())}
+        res.setdefault(m["mod"], []).append(steps)
     return res

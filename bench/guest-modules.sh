@@ -21,6 +21,10 @@
 #      from then on (the sysfs parameter does not unregister them): that,
 #      growing with the module's symbol count, would be what we time.
 #      Rounds interleave the modes so drift hits all of them alike.
+#      With BENCH_PROFILE=1 (the profile kernel: bench/profile_load.py's
+#      stamps in load_module() print one line per load), each modloop
+#      call's kernel lines go to $INITEXIT_OUT/profile.log after a mark,
+#      "bench-profile: MODE MODULE ROUND" (analysis/phases.py reads them).
 #   3. patched only, BENCH_CAPTURE_LOOPS > 0: initcall, module and initexit
 #      events on, bench_pairs_256 loaded and unloaded that many times: the
 #      >= 1M event scenario.dat for the analysis bench.
@@ -29,6 +33,7 @@ set -eu
 
 T=$INITEXIT_TRACING
 RAW=$INITEXIT_OUT/modules.txt
+PROFILE=$INITEXIT_OUT/profile.log
 
 events_off() {
 	echo 0 >"$T/events/enable"
@@ -56,11 +61,16 @@ time_modules() {
 			set_mode "$mode"
 			for ko in "$USER_MODULES"/bench_*.ko; do
 				name=$(basename "$ko" .ko)
+				if [ "${BENCH_PROFILE:-0}" = 1 ]; then
+					dmesg -c >/dev/null
+					echo "bench-profile: $mode $name $round" >>"$PROFILE"
+				fi
 				# modloop's own status, not a pipeline's (ash has no pipefail)
 				if ! "$BENCH_MODLOOP" "$ko" "$name" "$BENCH_ITERS" >/tmp/modloop.out; then
 					cat /tmp/modloop.out >&2
 					return 1
 				fi
+				[ "${BENCH_PROFILE:-0}" != 1 ] || dmesg -c >>"$PROFILE"
 				sed "s/^/$mode $name $round /" /tmp/modloop.out >>"$RAW"
 			done
 		done

@@ -96,3 +96,28 @@ def test_initcall_debug_bytes_counts_only_the_calling_and_returned_lines(tmp_pat
     p.write_text("\n".join([other, calling, other, returned, ""]))
     assert phases.initcall_debug_bytes(p) == len(calling) + 1 + len(returned) + 1
     assert phases.initcall_debug_bytes(tmp_path / "missing.txt") == 0
+
+
+def test_load_profiles_per_module_without_cold_or_failed_loads(tmp_path: pathlib.Path) -> None:
+    """scripts/bench's profile run: bench/guest-modules.sh marks each modloop
+    call, the kernel bench/profile_load.py stamped prints a line per load
+    (any dmesg envelope); the first load after a mark (cold) and failed
+    loads are not counted."""
+    log = tmp_path / "profile.log"
+    log.write_text(
+        "bench-profile: disabled bench_pairs_16 1\n"
+        "[   12.000001] initexit-bench: load bench_pairs_16 0: check=1 layout=2 init=3\n"
+        "[   12.000002] initexit-bench: load bench_pairs_16 0: check=10 layout=20 init=30\n"
+        "<6>[   12.000003] initexit-bench: load bench_pairs_16 -12: check=10 layout=20 init=30\n"
+        "[   12.000004] bench_pairs_16: something else the load printed\n"
+        "bench-profile: disabled bench_single_16 1\n"
+        "<6>[   12.000005] initexit-bench: load bench_single_16 0: check=1 init=3\n"
+        "<6>[   12.000006] initexit-bench: load bench_single_16 0: check=5 init=7\n"
+        "bench-profile: disabled bench_pairs_16 2\n"
+        "[   13.000001] initexit-bench: load bench_pairs_16 0: check=99 layout=99 init=99\n"
+        "[   13.000002] initexit-bench: load bench_pairs_16 0: check=11 layout=21 init=31\n")
+    got = phases.load_profiles(log)
+    assert got == {"bench_pairs_16": [{"check": 10.0, "layout": 20.0, "init": 30.0},
+                                      {"check": 11.0, "layout": 21.0, "init": 31.0}],
+                   "bench_single_16": [{"check": 5.0, "init": 7.0}]}
+    assert phases.load_profiles(tmp_path / "missing.log") == {}

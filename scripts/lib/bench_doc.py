@@ -232,6 +232,7 @@ def cover(data: dict[str, Any]) -> str:
                        " instructions per pair.")
     ov = note(rows, "overhead_us")
     tr = note(rows, "per_pair_trace_us")
+    steps = note(rows, "per_pair_by_step_ns")
     if ov:
         out.append(" - Module load/unload, N pairs vs the same N work items in one module_init,")
         out.append("   per pair ((pairs_N - single_N) / N, medians): "
@@ -243,7 +244,15 @@ def cover(data: dict[str, Any]) -> str:
                        + ", ".join(f"{k.replace('_', ' N=')} {v['min'] * 1e3:+,.0f}"
                                    f" ({v['ticks_single']:.0f}/{v['ticks_pairs']:.0f} of"
                                    f" {v['samples']:.0f} samples a tick above)" for k, v in ov.items())
-                       + " instructions" + (";" if tr else "."))
+                       + " instructions" + (";" if tr or steps else "."))
+    if steps:
+        out.append("   where it goes, by step of load_module() (a kernel with local_clock() stamps"
+                   " between the steps, scripts/bench's profile run), per pair:")
+        for k, v in steps.items():
+            parts: list[tuple[str, float]] = sorted(
+                ((str(s), float(x)) for s, x in v.items() if s != "total"), key=lambda sx: -abs(sx[1]))
+            out.append(f"     {k.replace('_', ' N=')}: total {v.get('total', 0.0):+,.0f}; "
+                       + ", ".join(f"{s} {x:+,.0f}" for s, x in parts) + " instructions")
     if tr:
         out.append("   from the trace's phases: "
                    + ", ".join(f"{k.replace('_', ' N=')} {v['vs_single'] * 1e3:+,.0f}" for k, v in tr.items())

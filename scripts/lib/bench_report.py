@@ -166,6 +166,27 @@ def per_pair_overhead(single: Samples, pairs: Samples, n: int) -> dict[str, floa
             "samples": float(min(s["n"], p["n"]))}
 
 
+def profile_per_pair(profiles: dict[str, list[dict[str, float]]], n: int) -> dict[str, float]:
+    """Per step of load_module() on the profile kernel (bench/profile_load.py),
+    (median over bench_pairs_N's loads - median over bench_single_N's) / N,
+    in guest ns (instructions under icount); "total" is the sum of the steps.
+    Empty when either module has no loads."""
+    pairs, single = profiles.get(f"bench_pairs_{n}", []), profiles.get(f"bench_single_{n}", [])
+    if not pairs or not single:
+        return {}
+    steps: list[str] = []
+    for rec in pairs + single:
+        steps += [k for k in rec if k not in steps]
+
+    def med(recs: list[dict[str, float]], step: str) -> float:
+        return statistics.median(r.get(step, 0.0) for r in recs)
+
+    res = {step: (med(pairs, step) - med(single, step)) / n for step in steps}
+    res["total"] = (statistics.median(sum(r.values()) for r in pairs)
+                    - statistics.median(sum(r.values()) for r in single)) / n
+    return res
+
+
 def module_samples(d: Path) -> dict[tuple[str, str, str], Samples]:
     """(mode, module, load|unload) -> µs samples, the first cycle of each
     round dropped (cold caches)."""
@@ -575,12 +596,21 @@ def main(argv: list[str]) -> int:
                     "median": (statistics.median(on.values)
                                - statistics.median(off.values)) * 1e3 / (2 * n),
                     "p10": (on.summary()["p10"] - off.summary()["p10"]) * 1e3 / (2 * n)}
-    phases = phase_samples(out / "modules-patched")
+    profiles = phases.load_profiles(out / "modules-profile" / "guest" / "profile.log")
+    by_step = {f"load_{n}": profile_per_pair(profiles, n) for n in BENCH_N}
+    by_step = {k: v for k, v in by_step.items() if v}
+    if by_step:
+        t.note("3. per pair on load by step of load_module() (the profile kernel: bench/profile_load.py's"
+               f" stamps), (pairs_N - single_N) / N in {unit_label('ns')}, medians",
+               "; ".join(f"{k}: " + ", ".join(f"{step} {v:+.0f}" for step, v in steps.items())
+                         for k, steps in by_step.items()),
+               {"per_pair_by_step_ns": by_step})
+    trace_phases = phase_samples(out / "modules-patched")
     per_pair_trace: dict[str, Any] = {}
     for phase in ("init", "exit"):
         for n in BENCH_N:
-            single, _ = phases.get((f"bench_single_{n}", phase), (Samples(), Samples()))
-            pairs, inside = phases.get((f"bench_pairs_{n}", phase), (Samples(), Samples()))
+            single, _ = trace_phases.get((f"bench_single_{n}", phase), (Samples(), Samples()))
+            pairs, inside = trace_phases.get((f"bench_pairs_{n}", phase), (Samples(), Samples()))
             t.add(f"{phase} phase in the trace, events on: single_{n} vs pairs_{n}", "us",
                   single, pairs, base_label="single", new_label="pairs")
             if single.ok() and pairs.ok():

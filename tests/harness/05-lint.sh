@@ -49,9 +49,9 @@ else
 	ktap_check "mypy --strict tests/boot tests/configs" \
 		env MYPYPATH="$ROOT:$ROOT/tests/boot:$ROOT/scripts/lib" \
 		mypy --strict --no-error-summary --cache-dir="$mypy_cache" tests/boot/*.py tests/configs/*.py
-	ktap_check "mypy --strict tests/verdict" \
-		env MYPYPATH="$ROOT/scripts/lib" \
-		mypy --strict --no-error-summary --cache-dir="$mypy_cache" tests/verdict/*.py
+	ktap_check "mypy --strict tests/verdict bench" \
+		env MYPYPATH="$ROOT/scripts/lib:$ROOT/bench" \
+		mypy --strict --no-error-summary --cache-dir="$mypy_cache" tests/verdict/*.py bench/profile_load.py
 	ktap_check "mypy --strict scripts/check-error-paths tests/error-paths" \
 		mypy --strict --no-error-summary --cache-dir="$mypy_cache" scripts/check-error-paths tests/error-paths/*.py
 	ktap_check "mypy --strict scripts/peers tests/peers" \
