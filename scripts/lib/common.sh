@@ -209,16 +209,21 @@ series_files() {
 	done <"$dir/series"
 }
 
-# series_hash [PATCHDIR] : content hash of the series (names and contents).
-series_hash() {
-	local f
+# series_digest DIGEST [PATCHDIR] : a hash of the series' names and of
+# DIGEST (a command: the file on stdin) of each file, in order.
+series_digest() {
+	local digest=$1 f
+	shift
 	{
 		while read -r f; do
 			printf '%s ' "$(basename "$f")"
-			if [ -f "$f" ]; then sha256sum <"$f"; else echo missing; fi
+			if [ -f "$f" ]; then "$digest" <"$f"; else echo missing; fi
 		done < <(series_files "$@")
 	} | sha
 }
+
+# series_hash [PATCHDIR] : content hash of the series (names and contents).
+series_hash() { series_digest sha256sum "$@"; }
 
 # patch_code < PATCH : the part of a git format-patch file a kernel built
 # from it depends on: from its first "diff --git" line up to its
@@ -234,15 +239,8 @@ patch_code() {
 # results on, so that a commit message or a cover letter edited boots
 # nothing again. series_hash, the tree's stamp, hashes the whole files, so
 # the managed tree still takes every edit of a message.
-series_code_hash() {
-	local f
-	{
-		while read -r f; do
-			printf '%s ' "$(basename "$f")"
-			if [ -f "$f" ]; then patch_code <"$f" | sha; else echo missing; fi
-		done < <(series_files "$@")
-	} | sha
-}
+series_code_hash() { series_digest patch_code_sha "$@"; }
+patch_code_sha() { patch_code | sha; }
 
 # series_key PATCHDIR : what a tree made of PATCHDIR's series was made from:
 # the source, the series and, when PATCHDIR/fixes/series exists, the
